@@ -1,0 +1,374 @@
+"""Time one GPU's forward + backward of an architecture; the fitted compute time beside it.
+
+"Measure one node, predict the cluster" (``costmodel.compute``, docs/step-fidelity.md) starts
+from a measured compute time. This job measures it for a llama-family architecture (a preset or
+your model's ``config.json``: ``llama``, ``qwen2``; Mistral is ``llama``) built in plain PyTorch
+from the same tensor list costmodel prices (:meth:`~costmodel.architecture.Architecture.tensors`,
+names, shapes and order checked by the tests), and writes one JSON line per run with the
+prediction the fitted efficiency makes for the same micro-batch on the GPU's preset::
+
+    python -m costmodel.validation.compute_bench --arch llama-3.1-8b --seq 4096 -o compute.jsonl
+    costmodel step --arch llama-3.1-8b --cluster hgx-h200 --nodes 16 --compute-time 0.42s
+
+The second line is the recommended use of the first's ``compute_s``.
+
+What is timed (the ``compute`` of ``costmodel step``): forward, the loss, and backward of one
+micro-batch, parameters and gradients in the compute dtype (bf16 by default, as FSDP's
+``param_dtype``: no weight casts in the timed region), the loss in fp32, attention through
+``torch.nn.functional.scaled_dot_product_attention`` (causal; FlashAttention or cuDNN kernels on
+GPUs), everything else eager PyTorch without ``torch.compile`` (the fit's rows ran without it).
+The optimizer step is not timed (costmodel prices it apart: ``optimizer_step_s``). Each of
+``--steps`` timed iterations follows ``--warmup`` untimed ones, a device synchronise before and
+after; the row keeps the median and every time. ``--layers N`` cuts the depth (a wide model
+that does not fit one GPU; the prediction is made for the same cut architecture).
+
+The fitted efficiency is a single-node *step* efficiency (FSDP on 8 GPUs, its intra-node
+communication inside: ``costmodel.compute``): one GPU alone is expected to run at or a little
+faster than it, and an eager implementation (unfused norms, rotary and SwiGLU) slower than the
+fused kernels of the trainers the fit's runs used. ``ratio`` = measured / predicted;
+``in_band`` says whether it falls in the fit's band. torch is imported only here and in
+``torch_bench`` (the ``validate`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+#: families built here: llama (also Mistral) and qwen2 (q/k/v biases); the tensor list of each
+#: is costmodel.architecture's, which the tests compare with the built module's
+FAMILIES = ("llama", "qwen2")
+
+#: a GPU family in a CUDA device name -> the GPU preset whose fit predicts it (A100: by memory)
+_PRESET_OF_FAMILY = {
+    "gb200": "gb200",
+    "gh200": "gh200",
+    "b200": "b200",
+    "h200": "h200-sxm",
+    "h100": "h100-sxm",
+    "l40s": "l40s",
+    "v100": "v100-sxm2",
+}
+
+
+def gpu_preset_for(device: str) -> str | None:
+    """The GPU preset a CUDA device name points to, or None (a CPU, a GPU with no preset, a PCIe
+    H100/H200 NVL card whose power limit is not the SXM preset's).
+
+    >>> gpu_preset_for("NVIDIA H200"), gpu_preset_for("NVIDIA A100-SXM4-40GB")
+    ('h200-sxm', 'a100-sxm-40gb')
+    >>> gpu_preset_for("NVIDIA H100 NVL"), gpu_preset_for("cpu")
+    (None, None)
+    """
+    from .compare import _gpu_family
+
+    squashed = "".join(device.lower().split())
+    if "nvl" in squashed.replace("nvl72", "") or "pcie" in squashed:
+        return None
+    family = _gpu_family(device)
+    if family == "a100":
+        return "a100-sxm-80gb" if "80gb" in squashed else "a100-sxm-40gb"
+    return _PRESET_OF_FAMILY.get(family or "")
+
+
+def arch_for(name: str, layers: int | None = None) -> Any:
+    """The architecture to build and price: ``name`` (preset or config.json), its depth cut to
+    ``layers`` when given. A family this job does not build is refused in one line."""
+    from costmodel.architecture import load_arch
+
+    a = load_arch(name)
+    if a.family not in FAMILIES or a.moe:
+        raise ValueError(
+            f"--arch: {a.name} is a {a.family}{' MoE' if a.moe else ''} model; this job builds "
+            f"{', '.join(FAMILIES)} (dense) models; time yours with your own trainer and give "
+            "costmodel step --compute-time"
+        )
+    if layers is not None:
+        if not 1 <= layers <= a.layers:
+            raise ValueError(f"--layers: must be in [1, {a.layers}] for {a.name}, got {layers}")
+        # validated afresh, not model_copy: the parameter count is cached on the instance
+        cut = {**a.model_dump(), "layers": layers, "name": f"{a.name}[{layers} layers]"}
+        a = type(a).model_validate(cut)
+        a = type(a).model_validate({**cut, "published_params": float(a.params)})
+    return a
+
+
+def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) -> Any:
+    """A causal LM of ``arch`` in plain PyTorch whose ``named_parameters()`` are
+    ``arch.tensors()`` (names, shapes and order: Hugging Face's LlamaForCausalLM/Qwen2ForCausalLM
+    registration), randomly initialised (std 0.02, norms 1)."""
+    nn, F = torch.nn, torch.nn.functional
+    h, d = arch.hidden, arch.dim_head
+    nh, nkv = arch.heads, arch.kv_heads
+    bias = arch.family == "qwen2"
+
+    class RMSNorm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(h))
+
+        def forward(self, x: Any) -> Any:
+            v = x.float()
+            v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-5)
+            return self.weight * v.to(x.dtype)
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q_proj = nn.Linear(h, nh * d, bias=bias)
+            self.k_proj = nn.Linear(h, nkv * d, bias=bias)
+            self.v_proj = nn.Linear(h, nkv * d, bias=bias)
+            self.o_proj = nn.Linear(nh * d, h, bias=False)
+
+        def forward(self, x: Any, cos: Any, sin: Any) -> Any:
+            b, s, _ = x.shape
+            q = self.q_proj(x).view(b, s, nh, d).transpose(1, 2)
+            k = self.k_proj(x).view(b, s, nkv, d).transpose(1, 2)
+            v = self.v_proj(x).view(b, s, nkv, d).transpose(1, 2)
+            q, k = _rotate(q, cos, sin, torch), _rotate(k, cos, sin, torch)
+            if nkv != nh:  # grouped-query attention: each K/V head serves nh / nkv query heads
+                k = k.repeat_interleave(nh // nkv, dim=1)
+                v = v.repeat_interleave(nh // nkv, dim=1)
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.o_proj(o.transpose(1, 2).reshape(b, s, nh * d))
+
+    class MLP(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate_proj = nn.Linear(h, arch.ffn, bias=False)
+            self.up_proj = nn.Linear(h, arch.ffn, bias=False)
+            self.down_proj = nn.Linear(arch.ffn, h, bias=False)
+
+        def forward(self, x: Any) -> Any:
+            return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.self_attn = Attention()
+            self.mlp = MLP()
+            self.input_layernorm = RMSNorm()
+            self.post_attention_layernorm = RMSNorm()
+
+        def forward(self, x: Any, cos: Any, sin: Any) -> Any:
+            x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+            return x + self.mlp(self.post_attention_layernorm(x))
+
+    class Body(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed_tokens = nn.Embedding(arch.vocab, h)
+            self.layers = nn.ModuleList(Layer() for _ in range(arch.layers))
+            self.norm = RMSNorm()
+
+    class CausalLM(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = Body()
+            if not arch.tied_embeddings:
+                self.lm_head = nn.Linear(h, arch.vocab, bias=False)
+
+        def forward(self, ids: Any) -> Any:
+            s = ids.shape[1]
+            pos = torch.arange(s, device=ids.device, dtype=torch.float32)
+            inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, device=ids.device).float() / d))
+            ang = torch.outer(pos, inv)
+            ang = torch.cat((ang, ang), dim=-1)
+            x = self.model.embed_tokens(ids)
+            cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+            for layer in self.model.layers:
+                x = layer(x, cos, sin)
+            x = self.model.norm(x)
+            head = self.model.embed_tokens.weight if arch.tied_embeddings else self.lm_head.weight
+            return F.linear(x, head)
+
+    with torch.device(device or "cpu"):
+        model = CausalLM()
+    for name, p in model.named_parameters():
+        if name.endswith("norm.weight"):
+            continue
+        with torch.no_grad():
+            if name.endswith(".bias"):
+                p.zero_()
+            else:
+                p.normal_(0.0, 0.02)
+    return model.to(dtype=dtype) if dtype is not None else model
+
+
+def _rotate(x: Any, cos: Any, sin: Any, torch: Any) -> Any:
+    """Rotary position embedding (Su et al. 2021, arXiv:2104.09864), the half-split form of
+    Hugging Face's ``apply_rotary_pos_emb``."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+def predicted(arch: Any, gpu: str, seq: int, micro_batch: int) -> dict[str, Any]:
+    """The fitted compute time of this micro-batch on ``gpu`` (a GPU preset) and its band."""
+    from costmodel import presets
+    from costmodel.compute import compute_band, micro_batch_compute_s, precision_peak_flops
+
+    g = presets.load(gpu)
+    t = micro_batch_compute_s(arch, g, seq, micro_batch)
+    low, high = compute_band()
+    return {
+        "gpu_preset": gpu,
+        "predicted_compute_s": t,
+        "band_low_s": t * low,
+        "band_high_s": t * high,
+        "peak_flops": precision_peak_flops(g, "bf16"),
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m costmodel.validation.compute_bench", description=__doc__.splitlines()[0]
+    )
+    p.add_argument("--arch", required=True, help="llama-family preset or config.json")
+    p.add_argument("--layers", type=int, default=None, help="cut the depth to this many layers")
+    p.add_argument("--seq", type=int, default=4096, help="tokens per sequence (default 4096)")
+    p.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch (1)")
+    p.add_argument("--steps", type=int, default=10, help="timed iterations, median kept (10)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed iterations first (3)")
+    p.add_argument(
+        "--dtype",
+        choices=("bf16", "fp32"),
+        default="bf16",
+        help="parameters, gradients and compute (default bf16; fp32 for CPUs without bf16)",
+    )
+    p.add_argument(
+        "--gpu",
+        default="auto",
+        help="GPU preset to predict for: auto (from the CUDA device name), none, or a name",
+    )
+    p.add_argument("-o", "--output", default=None, help="JSON lines file to append the row to")
+    return p
+
+
+def _check(args: argparse.Namespace) -> None:
+    for name, value, low in (("--seq", args.seq, 1), ("--micro-batch", args.micro_batch, 1)):
+        if value < low:
+            raise ValueError(f"{name}: must be >= {low}, got {value}")
+    if args.steps < 1:
+        raise ValueError(f"--steps: must be >= 1, got {args.steps}")
+    if args.warmup < 0:
+        raise ValueError(f"--warmup: must be >= 0, got {args.warmup}")
+    if args.output is not None and not args.output.endswith(".jsonl"):
+        raise ValueError(f"--output: the row is a JSON line; give a .jsonl file, got {args.output}")
+
+
+def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
+    """Build, warm up and time the model; the row (without the prediction)."""
+    arch = arch_for(args.arch, args.layers)
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda" if cuda else "cpu")
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    model = build_model(arch, torch, device, dtype)
+    g = torch.Generator(device=device).manual_seed(0)
+    ids = torch.randint(0, arch.vocab, (args.micro_batch, args.seq + 1), device=device, generator=g)
+    x, y = ids[:, :-1], ids[:, 1:]
+
+    def step() -> None:
+        for p in model.parameters():
+            p.grad = None
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), y.flatten())
+        loss.backward()
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.steps):
+        sync()
+        t0 = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - t0)
+    from .torch_bench import device_name
+
+    return {
+        "kind": "compute",
+        "arch": arch.name,
+        "family": arch.family,
+        "params": arch.params,
+        "layers": arch.layers,
+        "seq": args.seq,
+        "micro_batch": args.micro_batch,
+        "tokens": args.seq * args.micro_batch,
+        "dtype": args.dtype,
+        "device": device_name(torch, device),
+        "torch": torch.__version__,
+        "compute_s": statistics.median(times),
+        "times_s": times,
+        "peak_memory_bytes": int(torch.cuda.max_memory_allocated()) if cuda else None,
+        "model_flops": arch.training_flops_per_token(args.seq) * args.seq * args.micro_batch,
+        "_arch": arch,
+    }
+
+
+def summary(row: dict[str, Any]) -> str:
+    """The line printed for a row: measured, predicted and where the measurement falls."""
+    text = (
+        f"{row['arch']} on {row['device']}, seq {row['seq']} x micro-batch {row['micro_batch']}, "
+        f"{row['dtype']}: forward + backward {row['compute_s'] * 1e3:.1f} ms "
+        f"({row['tokens'] / row['compute_s']:,.0f} tokens/s)"
+    )
+    if row.get("predicted_compute_s") is None:
+        return text + "; no GPU preset to predict for (--gpu NAME)"
+    return text + (
+        f"; MFU {row['mfu']:.3f}; predicted {row['predicted_compute_s'] * 1e3:.1f} ms "
+        f"on {row['gpu_preset']} (band {row['band_low_s'] * 1e3:.1f}-"
+        f"{row['band_high_s'] * 1e3:.1f} ms): measured/predicted {row['ratio']:.3f}, "
+        f"{'inside' if row['in_band'] else 'outside'} the band"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        _check(args)
+        arch_for(args.arch, args.layers)  # refused before torch is imported
+    except ValueError as exc:
+        print(f"compute_bench: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import torch
+    except ImportError:
+        print("compute_bench: torch is not installed; pip install 'costmodel[validate]'", file=sys.stderr)
+        return 2
+    row = measure(args, torch)
+    arch = row.pop("_arch")
+    gpu = gpu_preset_for(row["device"]) if args.gpu == "auto" else args.gpu
+    if gpu in (None, "none"):
+        row.update(gpu_preset=None, predicted_compute_s=None)
+    else:
+        try:
+            row.update(predicted(arch, gpu, args.seq, args.micro_batch))
+        except ValueError as exc:
+            print(f"compute_bench: --gpu: {exc}", file=sys.stderr)
+            return 2
+        row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
+        row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
+        row["in_band"] = row["band_low_s"] <= row["compute_s"] <= row["band_high_s"]
+    print(summary(row))
+    if args.output:
+        line = json.dumps(row, allow_nan=False)
+        with open(args.output, "a", encoding="utf-8") as f:  # appended, as torch_bench's rows
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    return 0 if math.isfinite(row["compute_s"]) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

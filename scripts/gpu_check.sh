@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One GPU's check of the fitted compute time and of the torch harness on NCCL, run from the
+# repository root on a machine with a CUDA GPU (python3 with torch, and costmodel importable:
+# `pip install -e '.[validate]'` or PYTHONPATH=.). Results under $OUT (default gpu-check/):
+# compute.jsonl (one row per configuration, costmodel.validation.compute_bench), torch.jsonl
+# (costmodel validate torch, one rank, NCCL), and the logs. docs/step-fidelity.md records a run.
+set -u
+OUT=${OUT:-gpu-check}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,power.limit,clocks.max.sm,driver_version --format=csv \
+  | tee "$OUT/nvidia-smi.csv"
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"
+# forward + backward of one micro-batch, measured beside the fitted prediction for the GPU
+while read -r args; do
+  [ -z "$args" ] && continue
+  # shellcheck disable=SC2086
+  timeout 150 python3 -m costmodel.validation.compute_bench $args -o "$OUT/compute.jsonl" \
+    2>&1 | tee -a "$OUT/compute.log"
+done <<'CONFIGS'
+--arch llama-3.1-8b --seq 4096 --micro-batch 1
+--arch llama-3.1-8b --seq 2048 --micro-batch 2
+--arch llama-3.1-8b --seq 8192 --micro-batch 1
+--arch llama-2-7b --seq 4096 --micro-batch 1
+--arch mistral-7b --seq 4096 --micro-batch 2
+--arch qwen2.5-7b --seq 4096 --micro-batch 1
+--arch llama-3.1-70b --layers 4 --seq 4096 --micro-batch 1
+CONFIGS
+# the torch harness with NCCL on this GPU: collectives on one rank and DDP steps
+timeout 240 python3 -m costmodel validate torch --nproc 1 --backend nccl --ops all_reduce,all_gather \
+  --max-bytes 256MiB --ddp -o "$OUT/torch.jsonl" -- --ddp-params 100M --ddp-width 2048 \
+  2>&1 | tee "$OUT/torch.out"
+python3 -m costmodel validate compare "$OUT/torch.jsonl" --cluster hgx-h200 2>&1 | tee -a "$OUT/torch.out"
