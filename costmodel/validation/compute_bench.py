@@ -104,11 +104,12 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
     ``arch.tensors()`` (names, shapes and order: Hugging Face's LlamaForCausalLM/Qwen2ForCausalLM
     registration), randomly initialised (std 0.02, norms 1)."""
     nn, F = torch.nn, torch.nn.functional
+    Module: Any = nn.Module  # a base class mypy can read (torch is typed Any here)
     h, d = arch.hidden, arch.dim_head
     nh, nkv = arch.heads, arch.kv_heads
     bias = arch.family == "qwen2"
 
-    class RMSNorm(nn.Module):
+    class RMSNorm(Module):
         def __init__(self) -> None:
             super().__init__()
             self.weight = nn.Parameter(torch.ones(h))
@@ -118,7 +119,7 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
             v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-5)
             return self.weight * v.to(x.dtype)
 
-    class Attention(nn.Module):
+    class Attention(Module):
         def __init__(self) -> None:
             super().__init__()
             self.q_proj = nn.Linear(h, nh * d, bias=bias)
@@ -138,7 +139,7 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             return self.o_proj(o.transpose(1, 2).reshape(b, s, nh * d))
 
-    class MLP(nn.Module):
+    class MLP(Module):
         def __init__(self) -> None:
             super().__init__()
             self.gate_proj = nn.Linear(h, arch.ffn, bias=False)
@@ -148,7 +149,7 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
         def forward(self, x: Any) -> Any:
             return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
-    class Layer(nn.Module):
+    class Layer(Module):
         def __init__(self) -> None:
             super().__init__()
             self.self_attn = Attention()
@@ -160,14 +161,14 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
             x = x + self.self_attn(self.input_layernorm(x), cos, sin)
             return x + self.mlp(self.post_attention_layernorm(x))
 
-    class Body(nn.Module):
+    class Body(Module):
         def __init__(self) -> None:
             super().__init__()
             self.embed_tokens = nn.Embedding(arch.vocab, h)
             self.layers = nn.ModuleList(Layer() for _ in range(arch.layers))
             self.norm = RMSNorm()
 
-    class CausalLM(nn.Module):
+    class CausalLM(Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = Body()
@@ -214,7 +215,7 @@ def predicted(arch: Any, gpu: str, seq: int, micro_batch: int) -> dict[str, Any]
     from costmodel import presets
     from costmodel.compute import compute_band, micro_batch_compute_s, precision_peak_flops
 
-    g = presets.load(gpu)
+    g = presets.load(gpu, "gpu", field="--gpu")
     t = micro_batch_compute_s(arch, g, seq, micro_batch)
     low, high = compute_band()
     return {
@@ -341,10 +342,19 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"compute_bench: {exc}", file=sys.stderr)
         return 2
+    if args.gpu not in ("auto", "none"):
+        try:  # a named preset is checked before anything is timed
+            predicted(arch_for(args.arch, args.layers), args.gpu, args.seq, args.micro_batch)
+        except ValueError as exc:
+            print(f"compute_bench: {exc}", file=sys.stderr)
+            return 2
     try:
         import torch
     except ImportError:
-        print("compute_bench: torch is not installed; pip install 'costmodel[validate]'", file=sys.stderr)
+        print(
+            "compute_bench: torch is not installed; pip install 'costmodel[validate]'",
+            file=sys.stderr,
+        )
         return 2
     row = measure(args, torch)
     arch = row.pop("_arch")
@@ -352,11 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if gpu in (None, "none"):
         row.update(gpu_preset=None, predicted_compute_s=None)
     else:
-        try:
-            row.update(predicted(arch, gpu, args.seq, args.micro_batch))
-        except ValueError as exc:
-            print(f"compute_bench: --gpu: {exc}", file=sys.stderr)
-            return 2
+        row.update(predicted(arch, gpu, args.seq, args.micro_batch))
         row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
         row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
         row["in_band"] = row["band_low_s"] <= row["compute_s"] <= row["band_high_s"]

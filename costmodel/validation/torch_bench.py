@@ -245,6 +245,8 @@ def job_summary(records: list[dict[str, Any]], output: str) -> str:
     ...          "nodes": 1, "backend": "gloo", "run_key": "torch@30228247"} for s in (4096, 8192)]
     >>> job_summary(rows, "t.jsonl")
     'torch job, 2 ranks on 1 node, gloo: all_reduce at 4096..8192 B (2 rows); 2 rows -> t.jsonl (run torch@30228247)'
+    >>> job_summary([{**rows[0], "ranks": 1}], "t.jsonl").split(",")[1]
+    ' 1 rank on 1 node'
     """
     from costmodel.units import format_counted
 
@@ -262,7 +264,11 @@ def job_summary(records: list[dict[str, Any]], output: str) -> str:
         if len(nodes) == 1 and nodes[0].isdigit()
         else f"{'/'.join(nodes) or '?'} nodes"
     )
-    shape = f"{'/'.join(ranks) or '?'} ranks on {on}"
+    shape = (
+        format_counted(int(ranks[0]), "rank")
+        if len(ranks) == 1 and ranks[0].isdigit()
+        else f"{'/'.join(ranks) or '?'} ranks"
+    ) + f" on {on}"
     parts = []
     if collective:
         sizes = [int(r["size_bytes"]) for r in collective if r.get("size_bytes") is not None]
@@ -341,7 +347,11 @@ class _Bench:
         else:
             torch.set_num_threads(args.threads)
             self.device = torch.device("cpu")
-        dist.init_process_group(backend=backend)
+        # NCCL: the process group bound to this rank's GPU (torch >= 2.3), so its barriers use
+        # it rather than guessing ("barrier(): using the device under current context", a
+        # warning per barrier on one H200 with torch 2.11, 2026-12-04)
+        bound = {"device_id": self.device} if backend == "nccl" else {}
+        dist.init_process_group(backend=backend, **bound)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
         self.nodes = max(1, self.world // max(1, self.local_world))

@@ -1,0 +1,168 @@
+"""costmodel.validation.compute_bench: the model it times is the model costmodel prices (tensor
+names, shapes and order), a tiny CPU run writes a complete row beside the fitted prediction, bad
+arguments are one line and exit 2, and the project's own H200 run (tests/data/
+gpu_check_h200_2026-12-04, scripts/gpu_check.sh on one H200, 2026-12-04) is held as a regression
+bound on the fitted compute time (docs/gpu-checks.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from costmodel.architecture import load_arch
+from costmodel.validation import compute_bench as cb
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+H200_RUN = Path(__file__).parent / "data" / "gpu_check_h200_2026-12-04"
+
+
+@pytest.mark.parametrize(
+    "name", ["llama-3.1-8b", "llama-2-7b", "mistral-7b", "qwen2.5-7b", "llama-3.1-70b"]
+)
+def test_the_timed_model_is_the_priced_tensor_list(name):
+    """Built on the meta device (no memory): every parameter's name and shape, in order, is
+    Architecture.tensors(), so the FLOPs and parameters costmodel prices are the ones timed."""
+    arch = load_arch(name)
+    model = cb.build_model(arch, torch, "meta")
+    built = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert built == arch.tensors()
+    assert sum(p.numel() for p in model.parameters()) == arch.params
+
+
+def _tiny_config(tmp_path: Path, tied: bool) -> Path:
+    config = {
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 64,
+        "intermediate_size": 160,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 256,
+        "tie_word_embeddings": tied,
+        "max_position_embeddings": 128,
+    }
+    path = tmp_path / f"tiny-{tied}" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, tied):
+    config = _tiny_config(tmp_path, tied)
+    arch = load_arch(str(config))
+    assert [(n, tuple(p.shape)) for n, p in cb.build_model(arch, torch).named_parameters()] == (
+        arch.tensors()
+    )
+    out = tmp_path / "compute.jsonl"
+    argv = ["--arch", str(config), "--seq", "32", "--micro-batch", "2", "--steps", "2"]
+    argv += ["--warmup", "1", "--dtype", "fp32", "--gpu", "h100-sxm", "-o", str(out)]
+    assert cb.main(argv) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["device"] == "cpu" and row["tokens"] == 64 and len(row["times_s"]) == 2
+    assert row["compute_s"] == pytest.approx(
+        sorted(row["times_s"])[0] / 2 + sorted(row["times_s"])[1] / 2
+    )
+    from costmodel import presets
+    from costmodel.compute import compute_band, micro_batch_compute_s
+
+    want = micro_batch_compute_s(arch, presets.load("h100-sxm"), 32, 2)
+    assert row["predicted_compute_s"] == pytest.approx(want)
+    low, high = compute_band()
+    assert row["band_low_s"] == pytest.approx(want * low)
+    assert row["band_high_s"] == pytest.approx(want * high)
+    assert row["ratio"] == pytest.approx(row["compute_s"] / want)
+    assert row["model_flops"] == pytest.approx(arch.training_flops_per_token(32) * 64)
+    assert row["in_band"] is (want * low <= row["compute_s"] <= want * high)
+    said = capsys.readouterr().out
+    assert "forward + backward" in said and "h100-sxm" in said
+    assert ("inside" if row["in_band"] else "outside") in said
+    # a second run appends; the first row stays
+    assert cb.main(argv) == 0
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_no_prediction_without_a_gpu_preset(tmp_path, capsys):
+    config = _tiny_config(tmp_path, False)
+    argv = ["--arch", str(config), "--seq", "16", "--steps", "1", "--warmup", "0"]
+    assert cb.main([*argv, "--dtype", "fp32"]) == 0  # --gpu auto on a CPU: nothing to predict
+    assert "no GPU preset to predict for (--gpu NAME)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["--arch", "mixtral-8x7b"],
+            "--arch: mixtral-8x7b is a mixtral MoE model; this job builds llama, qwen2 (dense)",
+        ),
+        (["--arch", "gpt2-124m"], "--arch: gpt2-124m is a gpt2 model"),
+        (
+            ["--arch", "llama-2-7b", "--layers", "40"],
+            "--layers: must be in [1, 32] for llama-2-7b, got 40",
+        ),
+        (["--arch", "llama-2-7b", "--layers", "0"], "--layers: must be in [1, 32]"),
+        (["--arch", "llama-2-7b", "--seq", "0"], "--seq: must be >= 1, got 0"),
+        (["--arch", "llama-2-7b", "--steps", "0"], "--steps: must be >= 1, got 0"),
+        (
+            ["--arch", "llama-2-7b", "-o", "rows.csv"],
+            "--output: the row is a JSON line; give a .jsonl file",
+        ),
+        (["--arch", "llama-2-7b", "--gpu", "dgx-h100"], "--gpu: unknown gpu preset 'dgx-h100'"),
+        (["--arch", "llama2-7b"], "arch: unknown architecture 'llama2-7b'"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_2(capsys, argv, said):
+    assert cb.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("compute_bench: ") and said in err and err.count("\n") == 1
+
+
+def _h200_rows() -> list[dict]:
+    return [json.loads(x) for x in (H200_RUN / "compute.jsonl").read_text().splitlines()]
+
+
+def test_the_h200_run_is_what_its_rows_say():
+    """The stored rows describe the architectures costmodel has today (parameters, FLOPs) and
+    the GPU the run reported, so the bound below compares like with like."""
+    rows = _h200_rows()
+    assert len(rows) == 7
+    assert "NVIDIA H200, 143771 MiB, 700.00 W" in (H200_RUN / "nvidia-smi.csv").read_text()
+    for r in rows:
+        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        assert r["device"] == "NVIDIA H200" and cb.gpu_preset_for(r["device"]) == "h200-sxm"
+        assert r["params"] == arch.params
+        tokens = r["seq"] * r["micro_batch"]
+        assert r["model_flops"] == pytest.approx(arch.training_flops_per_token(r["seq"]) * tokens)
+        assert r["compute_s"] == pytest.approx(
+            sorted(r["times_s"])[4] / 2 + sorted(r["times_s"])[5] / 2
+        )
+
+
+def test_the_fitted_compute_time_against_the_h200_run():
+    """Goal: the fitted compute band (x0.91-x1.12 of the prediction) holds the measured time.
+    Achieved on 2026-12-04: it holds none of the 7 rows; one H200 alone ran eager PyTorch 15-24%
+    faster than the fit predicts (measured/predicted 0.765-0.852, MFU 0.51-0.59 against the
+    fit's 0.41-0.45). The fit has no H200 row (its Hopper rows are H100s at the same 700 W and
+    peak, so it predicts H200 = H100) and is a one-node FSDP *step* efficiency, not one GPU's
+    compute (docs/gpu-checks.md). Held as a regression bound: a refit that moves the H200
+    prediction further from the measurement fails here; one that closes the gap passes."""
+    from costmodel.compute import compute_band
+
+    high = compute_band()[1]
+    ratios = []
+    for r in _h200_rows():
+        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        p = cb.predicted(arch, "h200-sxm", r["seq"], r["micro_batch"])
+        ratios.append(r["compute_s"] / p["predicted_compute_s"])
+    ratios.sort()
+    assert all(math.isfinite(x) for x in ratios)
+    assert ratios[0] >= 0.74, ratios  # achieved 0.765: the prediction at most 35% slow
+    assert ratios[len(ratios) // 2] >= 0.78, ratios  # achieved median 0.794
+    assert ratios[-1] <= high, ratios  # never faster than the band's upper edge allows
