@@ -2,8 +2,9 @@
 # One GPU's check of the fitted compute time and of the torch harness on NCCL, run from the
 # repository root on a machine with a CUDA GPU (python3 with torch, and costmodel importable:
 # `pip install -e '.[validate]'` or PYTHONPATH=.). Results under $OUT (default gpu-check/):
-# compute.jsonl (one row per configuration, costmodel.validation.compute_bench), torch.jsonl
-# (costmodel validate torch, one rank, NCCL), and the logs. docs/step-fidelity.md records a run.
+# compute.jsonl (one row per configuration, costmodel.validation.compute_bench; three also time
+# an fp32 AdamW step, 16 B per parameter of memory: 108-116 GB for the 7B models), torch.jsonl
+# (costmodel validate torch, one rank, NCCL), and the logs. docs/gpu-checks.md records each run.
 set -u
 OUT=${OUT:-gpu-check}
 mkdir -p "$OUT"
@@ -21,10 +22,10 @@ done <<'CONFIGS'
 --arch llama-3.1-8b --seq 4096 --micro-batch 1
 --arch llama-3.1-8b --seq 2048 --micro-batch 2
 --arch llama-3.1-8b --seq 8192 --micro-batch 1
---arch llama-2-7b --seq 4096 --micro-batch 1
---arch mistral-7b --seq 4096 --micro-batch 2
+--arch llama-2-7b --seq 4096 --micro-batch 1 --optimizer adamw
+--arch mistral-7b --seq 4096 --micro-batch 2 --optimizer adamw
 --arch qwen2.5-7b --seq 4096 --micro-batch 1
---arch llama-3.1-70b --layers 4 --seq 4096 --micro-batch 1
+--arch llama-3.1-70b --layers 4 --seq 4096 --micro-batch 1 --optimizer adamw
 CONFIGS
 # the torch harness with NCCL on this GPU: collectives on one rank and DDP steps
 timeout 240 python3 -m costmodel validate torch --nproc 1 --backend nccl --ops all_reduce,all_gather \

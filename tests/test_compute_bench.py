@@ -166,3 +166,32 @@ def test_the_fitted_compute_time_against_the_h200_run():
     assert ratios[0] >= 0.74, ratios  # achieved 0.765: the prediction at most 35% slow
     assert ratios[len(ratios) // 2] >= 0.78, ratios  # achieved median 0.794
     assert ratios[-1] <= high, ratios  # never faster than the band's upper edge allows
+
+
+def test_the_optimizer_step_is_timed_beside_its_hbm_bound(tmp_path, capsys):
+    config = _tiny_config(tmp_path, False)
+    out = tmp_path / "compute.jsonl"
+    argv = ["--arch", str(config), "--seq", "16", "--steps", "2", "--warmup", "1"]
+    assert (
+        cb.main(
+            [*argv, "--dtype", "fp32", "--gpu", "h200-sxm", "--optimizer", "adamw", "-o", str(out)]
+        )
+        == 0
+    )
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    from costmodel import presets
+    from costmodel.compute import optimizer_step_s
+
+    bandwidth = float(presets.load("h200-sxm").memory_bandwidth_bytes_per_s)
+    assert row["optimizer_bytes_per_param"] == 28.0
+    assert row["predicted_optimizer_s"] == pytest.approx(
+        optimizer_step_s(row["params"], 28.0, bandwidth)
+    )
+    assert row["optimizer_ratio"] == pytest.approx(
+        row["optimizer_s"] / row["predicted_optimizer_s"]
+    )
+    assert len(row["optimizer_times_s"]) == 2 and row["optimizer_s"] > 0
+    said = capsys.readouterr().out
+    assert (
+        f"AdamW step (fp32, {row['params']:,} parameters)" in said and "28 B per parameter" in said
+    )

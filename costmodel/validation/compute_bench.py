@@ -17,7 +17,9 @@ micro-batch, parameters and gradients in the compute dtype (bf16 by default, as 
 ``param_dtype``: no weight casts in the timed region), the loss in fp32, attention through
 ``torch.nn.functional.scaled_dot_product_attention`` (causal; FlashAttention or cuDNN kernels on
 GPUs), everything else eager PyTorch without ``torch.compile`` (the fit's rows ran without it).
-The optimizer step is not timed (costmodel prices it apart: ``optimizer_step_s``). Each of
+The optimizer step is timed apart with ``--optimizer adamw`` (after the model is freed): PyTorch's
+fused AdamW over fp32 master weights, gradients and states of the architecture's tensor shapes,
+beside :func:`costmodel.compute.optimizer_step_s` (HBM-bound, 28 B per parameter). Each of
 ``--steps`` timed iterations follows ``--warmup`` untimed ones, a device synchronise before and
 after; the row keeps the median and every time. ``--layers N`` cuts the depth (a wide model
 that does not fit one GPU; the prediction is made for the same cut architecture).
@@ -227,6 +229,43 @@ def predicted(arch: Any, gpu: str, seq: int, micro_batch: int) -> dict[str, Any]
     }
 
 
+def predicted_optimizer(params: int, gpu: str) -> dict[str, Any]:
+    """The optimizer step costmodel prices for ``params`` fp32 parameters updated by AdamW on one
+    ``gpu``: fp32 master weights, gradients and both states (28 B per parameter)."""
+    from costmodel import presets
+    from costmodel.compute import optimizer_bytes_per_param, optimizer_step_s
+
+    g = presets.load(gpu, "gpu", field="--gpu")
+    per = optimizer_bytes_per_param(4.0, 4.0, 8.0, 4.0)
+    return {
+        "optimizer_bytes_per_param": per,
+        "predicted_optimizer_s": optimizer_step_s(
+            params, per, float(g.memory_bandwidth_bytes_per_s)
+        ),
+    }
+
+
+def time_optimizer(arch: Any, torch: Any, device: Any, steps: int, warmup: int) -> list[float]:
+    """Times of PyTorch's fused AdamW step (foreach on CPU) over fp32 weights, gradients and
+    states shaped as ``arch.tensors()`` [s]."""
+    cuda = device.type == "cuda"
+    params = [torch.nn.Parameter(torch.zeros(shape, device=device)) for _, shape in arch.tensors()]
+    for p in params:
+        p.grad = torch.full_like(p, 1e-3)
+    opt = torch.optim.AdamW(params, lr=1e-4, fused=cuda, foreach=not cuda)
+    times = []
+    for i in range(warmup + steps):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.step()
+        if cuda:
+            torch.cuda.synchronize()
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m costmodel.validation.compute_bench", description=__doc__.splitlines()[0]
@@ -247,6 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--gpu",
         default="auto",
         help="GPU preset to predict for: auto (from the CUDA device name), none, or a name",
+    )
+    p.add_argument(
+        "--optimizer",
+        choices=("none", "adamw"),
+        default="none",
+        help="also time an AdamW step over fp32 weights, gradients and states (16 B per "
+        "parameter of device memory) beside costmodel's optimizer_step_s (default none)",
     )
     p.add_argument("-o", "--output", default=None, help="JSON lines file to append the row to")
     return p
@@ -297,7 +343,7 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         times.append(time.perf_counter() - t0)
     from .torch_bench import device_name
 
-    return {
+    row: dict[str, Any] = {
         "kind": "compute",
         "arch": arch.name,
         "family": arch.family,
@@ -315,10 +361,33 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         "model_flops": arch.training_flops_per_token(args.seq) * args.seq * args.micro_batch,
         "_arch": arch,
     }
+    if args.optimizer == "adamw":
+        del model, x, y, ids
+        if cuda:
+            torch.cuda.empty_cache()
+        times = time_optimizer(arch, torch, device, args.steps, args.warmup)
+        row.update(optimizer="adamw", optimizer_s=statistics.median(times), optimizer_times_s=times)
+    return row
 
 
 def summary(row: dict[str, Any]) -> str:
-    """The line printed for a row: measured, predicted and where the measurement falls."""
+    """The lines printed for a row: measured, predicted and where the measurement falls."""
+    text = _compute_summary(row)
+    if "optimizer_s" not in row:
+        return text
+    text += (
+        f"\n  AdamW step (fp32, {row['params']:,} parameters): {row['optimizer_s'] * 1e3:.1f} ms"
+    )
+    if row.get("predicted_optimizer_s") is None:
+        return text
+    return text + (
+        f"; predicted {row['predicted_optimizer_s'] * 1e3:.1f} ms "
+        f"({row['optimizer_bytes_per_param']:g} B per parameter at the achievable HBM "
+        f"bandwidth): measured/predicted {row['optimizer_ratio']:.3f}"
+    )
+
+
+def _compute_summary(row: dict[str, Any]) -> str:
     text = (
         f"{row['arch']} on {row['device']}, seq {row['seq']} x micro-batch {row['micro_batch']}, "
         f"{row['dtype']}: forward + backward {row['compute_s'] * 1e3:.1f} ms "
@@ -363,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         row.update(gpu_preset=None, predicted_compute_s=None)
     else:
         row.update(predicted(arch, gpu, args.seq, args.micro_batch))
+        if "optimizer_s" in row:
+            row.update(predicted_optimizer(arch.params, gpu))
+            row["optimizer_ratio"] = row["optimizer_s"] / row["predicted_optimizer_s"]
         row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
         row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
         row["in_band"] = row["band_low_s"] <= row["compute_s"] <= row["band_high_s"]

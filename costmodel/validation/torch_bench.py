@@ -350,8 +350,8 @@ class _Bench:
         # NCCL: the process group bound to this rank's GPU (torch >= 2.3), so its barriers use
         # it rather than guessing ("barrier(): using the device under current context", a
         # warning per barrier on one H200 with torch 2.11, 2026-12-04)
-        bound = {"device_id": self.device} if backend == "nccl" else {}
-        dist.init_process_group(backend=backend, **bound)
+        bound = self.device if backend == "nccl" else None
+        dist.init_process_group(backend=backend, device_id=bound)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
         self.nodes = max(1, self.world // max(1, self.local_world))
