@@ -1901,13 +1901,24 @@ _ONE_NODE: dict[int, tuple[Any, Any, str]] = {}
 
 
 def _one_node(c: Any) -> tuple[Any, str]:
-    """One node of cluster ``c`` and its JSON (the calibration's key), kept per cluster object
-    (clusters are frozen): every configuration of an advisor table asks for them."""
+    """One whole node of cluster ``c`` and its JSON (the calibration's key), kept per cluster
+    object (clusters are frozen): every configuration of an advisor table asks for them. A
+    slice of a node (``gpus_per_node`` below the node's) is calibrated on the whole node, as
+    the fitted one-node steps ran: a 1-GPU step's compute is the fitted step's compute with the
+    8-GPU node's communication taken out, not the whole fitted step (it was: 516 ms for one
+    H200 against 476 ms on eight; one H200 measured 407 ms, docs/gpu-checks.md)."""
     hit = _ONE_NODE.get(id(c))
     if hit is None or hit[0] is not c:
         from .. import presets
 
         one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+        if c.node.whole_node_gpus is not None:  # a slice: its preset's whole node, if named
+            try:
+                whole = presets.cluster(c.name, nodes=1, power_limit_w=c.gpu.power_limit_w)
+            except ValueError:  # a cluster built in code: its slice, as before
+                whole = one
+            if whole.node.gpus_per_node == c.node.whole_node_gpus and whole.gpu == c.gpu:
+                one = whole
         if len(_ONE_NODE) >= 64:
             _ONE_NODE.clear()
         hit = (c, one, one.model_dump_json())

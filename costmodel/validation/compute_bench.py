@@ -5,10 +5,11 @@ from a measured compute time. This job measures it for a llama-family architectu
 your model's ``config.json``: ``llama``, ``qwen2``; Mistral is ``llama``) built in plain PyTorch
 from the same tensor list costmodel prices (:meth:`~costmodel.architecture.Architecture.tensors`,
 names, shapes and order checked by the tests), and writes one JSON line per run with the
-prediction the fitted efficiency makes for the same micro-batch on the GPU's preset::
+compute ``costmodel step`` shows for the same micro-batch on one GPU of the GPU's cluster preset
+(the one road: ``strategy_step`` on a 1-GPU slice)::
 
     python -m costmodel.validation.compute_bench --arch llama-3.1-8b --seq 4096 -o compute.jsonl
-    costmodel step --arch llama-3.1-8b --cluster hgx-h200 --nodes 16 --compute-time 0.42s
+    costmodel step --arch llama-3.1-8b --cluster hgx-h200 --nodes 16 --strategy fsdp --compute-time 407ms
 
 The second line is the recommended use of the first's ``compute_s``.
 
@@ -25,10 +26,11 @@ after; the row keeps the median and every time. ``--layers N`` cuts the depth (a
 that does not fit one GPU; the prediction is made for the same cut architecture).
 
 The fitted efficiency is a single-node *step* efficiency (FSDP on 8 GPUs, its intra-node
-communication inside: ``costmodel.compute``): one GPU alone is expected to run at or a little
-faster than it, and an eager implementation (unfused norms, rotary and SwiGLU) slower than the
-fused kernels of the trainers the fit's runs used. ``ratio`` = measured / predicted;
-``in_band`` says whether it falls in the fit's band. torch is imported only here and in
+communication inside: ``costmodel.compute``); the step engine takes the whole node's
+communication back out for the compute it shows, on a slice of a node too. An eager
+implementation (unfused norms, rotary and SwiGLU) is expected slower than the fused kernels of
+the trainers the fit's runs used. ``ratio`` = measured / predicted; ``in_band`` says whether it
+falls in the compute band. torch is imported only here and in
 ``torch_bench`` (the ``validate`` extra).
 """
 
@@ -77,6 +79,20 @@ def gpu_preset_for(device: str) -> str | None:
     if family == "a100":
         return "a100-sxm-80gb" if "80gb" in squashed else "a100-sxm-40gb"
     return _PRESET_OF_FAMILY.get(family or "")
+
+
+def cluster_for(gpu: str) -> str | None:
+    """The shipped cluster preset whose node carries ``gpu`` (a GPU preset), preferring a
+    DGX/HGX board (the fitted one-node steps ran on 8-GPU NVSwitch nodes); None without one.
+
+    >>> cluster_for("h200-sxm"), cluster_for("h100-sxm"), cluster_for("a100-sxm-80gb")
+    ('hgx-h200', 'dgx-h100', 'dgx-a100')
+    """
+    from costmodel import presets
+
+    names = [n for n in presets.names("cluster") if presets.cluster(n).gpu.name == gpu]
+    names.sort(key=lambda n: (not n.startswith(("dgx-", "hgx-")), n))
+    return names[0] if names else None
 
 
 def arch_for(name: str, layers: int | None = None) -> Any:
@@ -212,30 +228,45 @@ def _rotate(x: Any, cos: Any, sin: Any, torch: Any) -> Any:
     return x * cos + rotated * sin
 
 
-def predicted(arch: Any, gpu: str, seq: int, micro_batch: int) -> dict[str, Any]:
-    """The fitted compute time of this micro-batch on ``gpu`` (a GPU preset) and its band."""
+def predicted(arch: Any, cluster: str, seq: int, micro_batch: int) -> dict[str, Any]:
+    """The compute of this micro-batch that ``costmodel step`` shows for one GPU of ``cluster``
+    (a cluster preset: ``strategy_step`` on a 1-GPU slice of one node, DDP, at its defaults:
+    the fitted one-node step with the whole node's communication taken out) and its band."""
     from costmodel import presets
-    from costmodel.compute import compute_band, micro_batch_compute_s, precision_peak_flops
+    from costmodel.compute import precision_peak_flops
+    from costmodel.strategy.step import strategy_step
 
-    g = presets.load(gpu, "gpu", field="--gpu")
-    t = micro_batch_compute_s(arch, g, seq, micro_batch)
-    low, high = compute_band()
+    c = presets.cluster(cluster, field="--cluster")
+    step = strategy_step(
+        arch=arch,
+        cluster=c,
+        nodes=1,
+        gpus_per_node=1,
+        strategy="ddp",
+        micro_batch=micro_batch,
+        sequence_length=seq,
+        timeline=False,
+    )
+    t = step.compute_s
+    low, high = step.compute_band
     return {
-        "gpu_preset": gpu,
+        "cluster": c.name,
+        "gpu_preset": c.gpu.name,
+        "compute_source": step.compute_source,
         "predicted_compute_s": t,
         "band_low_s": t * low,
         "band_high_s": t * high,
-        "peak_flops": precision_peak_flops(g, "bf16"),
+        "peak_flops": precision_peak_flops(c.gpu, "bf16"),
     }
 
 
-def predicted_optimizer(params: int, gpu: str) -> dict[str, Any]:
+def predicted_optimizer(params: int, cluster: str) -> dict[str, Any]:
     """The optimizer step costmodel prices for ``params`` fp32 parameters updated by AdamW on one
-    ``gpu``: fp32 master weights, gradients and both states (28 B per parameter)."""
+    GPU of ``cluster``: fp32 master weights, gradients and both states (28 B per parameter)."""
     from costmodel import presets
     from costmodel.compute import optimizer_bytes_per_param, optimizer_step_s
 
-    g = presets.load(gpu, "gpu", field="--gpu")
+    g = presets.cluster(cluster, field="--cluster").gpu
     per = optimizer_bytes_per_param(4.0, 4.0, 8.0, 4.0)
     return {
         "optimizer_bytes_per_param": per,
@@ -283,9 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameters, gradients and compute (default bf16; fp32 for CPUs without bf16)",
     )
     p.add_argument(
-        "--gpu",
+        "--cluster",
         default="auto",
-        help="GPU preset to predict for: auto (from the CUDA device name), none, or a name",
+        help="cluster preset whose GPU to predict for: auto (the DGX/HGX preset of the CUDA "
+        "device's GPU), none, or a name",
     )
     p.add_argument(
         "--optimizer",
@@ -394,10 +426,10 @@ def _compute_summary(row: dict[str, Any]) -> str:
         f"({row['tokens'] / row['compute_s']:,.0f} tokens/s)"
     )
     if row.get("predicted_compute_s") is None:
-        return text + "; no GPU preset to predict for (--gpu NAME)"
+        return text + "; no cluster preset to predict for (--cluster NAME)"
     return text + (
         f"; MFU {row['mfu']:.3f}; predicted {row['predicted_compute_s'] * 1e3:.1f} ms "
-        f"on {row['gpu_preset']} (band {row['band_low_s'] * 1e3:.1f}-"
+        f"on one {row['gpu_preset']} of {row['cluster']} (band {row['band_low_s'] * 1e3:.1f}-"
         f"{row['band_high_s'] * 1e3:.1f} ms): measured/predicted {row['ratio']:.3f}, "
         f"{'inside' if row['in_band'] else 'outside'} the band"
     )
@@ -411,9 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"compute_bench: {exc}", file=sys.stderr)
         return 2
-    if args.gpu not in ("auto", "none"):
+    if args.cluster not in ("auto", "none"):
         try:  # a named preset is checked before anything is timed
-            predicted(arch_for(args.arch, args.layers), args.gpu, args.seq, args.micro_batch)
+            predicted(arch_for(args.arch, args.layers), args.cluster, args.seq, args.micro_batch)
         except ValueError as exc:
             print(f"compute_bench: {exc}", file=sys.stderr)
             return 2
@@ -427,13 +459,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     row = measure(args, torch)
     arch = row.pop("_arch")
-    gpu = gpu_preset_for(row["device"]) if args.gpu == "auto" else args.gpu
-    if gpu in (None, "none"):
-        row.update(gpu_preset=None, predicted_compute_s=None)
+    cluster = args.cluster
+    if cluster == "auto":
+        gpu = gpu_preset_for(row["device"])
+        cluster = cluster_for(gpu) if gpu is not None else None
+    if cluster in (None, "none"):
+        row.update(cluster=None, gpu_preset=None, predicted_compute_s=None)
     else:
-        row.update(predicted(arch, gpu, args.seq, args.micro_batch))
+        row.update(predicted(arch, cluster, args.seq, args.micro_batch))
         if "optimizer_s" in row:
-            row.update(predicted_optimizer(arch.params, gpu))
+            row.update(predicted_optimizer(arch.params, cluster))
             row["optimizer_ratio"] = row["optimizer_s"] / row["predicted_optimizer_s"]
         row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
         row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
