@@ -1,0 +1,43 @@
+"""Papercuts of pass 33: one helper for a whole float said as an int, the ``archs`` price column,
+a sweep's failed rows said once, numpy scalars in a Layout/Scenario refusal, and ``predict
+--harness`` under the lesson and textbook models.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import pytest
+
+from costmodel import units
+from costmodel.strategy.step import StrategyStep
+from costmodel.training import TrainingCost
+
+# --- 1. a whole float said as an int: one helper (units.whole_number) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [(8192.0, 8192), (-3.0, -3), (0.0, 0), (2.5, 2.5), (-0.5, -0.5), (7, 7)],
+)
+def test_whole_number_says_a_whole_float_as_an_int(given: float, said: float) -> None:
+    got = units.whole_number(given)
+    assert got == said and type(got) is type(said)
+
+
+@pytest.mark.parametrize("given", [math.inf, -math.inf])
+def test_whole_number_keeps_an_infinity_a_float(given: float) -> None:
+    assert units.whole_number(given) == given
+
+
+def test_whole_number_keeps_nan_a_float() -> None:
+    got = units.whole_number(float("nan"))
+    assert isinstance(got, float) and math.isnan(got)
+
+
+@pytest.mark.parametrize("as_dict", [StrategyStep.as_dict, TrainingCost.as_dict])
+def test_step_and_training_as_dict_use_the_one_helper(as_dict) -> None:
+    source = inspect.getsource(as_dict)
+    assert "whole_number(self.tokens_per_step)" in source
+    assert "is_integer" not in source
