@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import pytest
 
 from costmodel import units
 from costmodel.strategy.step import StrategyStep
 from costmodel.training import TrainingCost
+
+from ._cli import run
 
 # --- 1. a whole float said as an int: one helper (units.whole_number) ------------------------
 
@@ -41,3 +44,20 @@ def test_step_and_training_as_dict_use_the_one_helper(as_dict) -> None:
     source = inspect.getsource(as_dict)
     assert "whole_number(self.tokens_per_step)" in source
     assert "is_integer" not in source
+
+
+# --- 2. archs: the price column on its decimal points ------------------------------------------
+
+
+def test_archs_aligns_the_prices_on_their_decimal_points() -> None:
+    lines = [x for x in run("archs").stdout.splitlines() if "/GPU-h" in x]
+    prices = [re.search(r"\$([\d,]+)\.(\d+)/GPU-h", x) for x in lines]
+    assert all(prices) and len(prices) > 10
+    points = {m.start(2) - 1 for m in prices}  # type: ignore[union-attr]
+    assert len(points) == 1, sorted(points)  # $5.97 under $11.0612 on the point, not the end
+    # the price text as before: the unit beside each price, the column after it aligned
+    assert any("  $4.858/GPU-h  committed-3y" in x for x in lines)
+    assert any(" $11.0612/GPU-h on-demand" in x for x in lines)
+    assert len({x.index("(as of") for x in lines}) == 1
+    # the fractions differ in length (two to four decimals), so the points align only so
+    assert len({len(m.group(2)) for m in prices}) > 1  # type: ignore[union-attr]
