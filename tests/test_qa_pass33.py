@@ -61,3 +61,36 @@ def test_archs_aligns_the_prices_on_their_decimal_points() -> None:
     assert len({x.index("(as of") for x in lines}) == 1
     # the fractions differ in length (two to four decimals), so the points align only so
     assert len({len(m.group(2)) for m in prices}) > 1  # type: ignore[union-attr]
+
+
+# --- 3. a sweep whose rows fail for several reasons says the total once ------------------------
+
+
+def test_a_sweep_with_three_algorithms_refused_says_the_failed_rows_once() -> None:
+    # on two DGX H100 nodes (no SHARP switch, no CollNet) nvls, collnet_direct and collnet_chain
+    # cannot run all_reduce; ring, tree and nvls_tree can
+    algos = "ring,tree,nvls,nvls_tree,collnet_direct,collnet_chain"
+    r = run("sweep", "--set", "preset=dgx-h100", "--set", f"algorithm={algos}",
+            "--set", "size=1GB", "--set", "nodes=2")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert [x for x in lines if "rows failed" in x or "row failed" in x] == [
+        "costmodel: warning: 3 of 6 rows failed (in the output with NaN answers and their "
+        "error) for 3 reasons:"
+    ], lines
+    assert "1 of 6" not in r.stderr
+    reasons = lines[1:]
+    assert len(reasons) == 3
+    for line, algo in zip(reasons, ("nvls", "collnet_direct", "collnet_chain"), strict=True):
+        assert line.startswith(f"costmodel: warning: 1 row: --set algorithm: {algo!r} "), line
+
+
+def test_a_sweep_with_one_reason_keeps_its_one_line() -> None:
+    r = run("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1,2,4", "--set", "size=1GiB",
+            "--set", "algorithm=nvls")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(
+        "costmodel: warning: 2 of 3 rows failed (in the output with NaN answers and this error): "
+        "--set algorithm: 'nvls'"
+    ), line
