@@ -9,8 +9,10 @@ import inspect
 import math
 import re
 
+import numpy as np
 import pytest
 
+import costmodel as cm
 from costmodel import units
 from costmodel.strategy.step import StrategyStep
 from costmodel.training import TrainingCost
@@ -94,3 +96,53 @@ def test_a_sweep_with_one_reason_keeps_its_one_line() -> None:
         "costmodel: warning: 2 of 3 rows failed (in the output with NaN answers and this error): "
         "--set algorithm: 'nvls'"
     ), line
+
+
+# --- 4. a numpy scalar in a refusal is said as the number it holds ----------------------------
+
+_SCENARIO = {"params": "7B", "cluster": "dgx-h100"}
+_SCENARIO_NUMBERS = ["params", "zero_stage", "group_size", "nodes", "gpus_per_node",
+                     "power_limit_w", "local_batch", "accumulation", "sequence_length", "mfu",
+                     "compute_time_s", "bucket_cap_bytes", "comm_contention",
+                     "cuda_context_bytes", "fragmentation"]  # fmt: skip
+_LAYOUT_NUMBERS = ["ranks", "gpus_per_node", "group_size", "bucket_cap_bytes", "comm_contention"]
+_VALUES = [math.nan, math.inf, -math.inf, 1e30, 2.5, 1.5, -1.0, 0.0, 5.0]
+
+
+def _refusal(cls, kwargs: dict) -> str:
+    try:
+        cls(**kwargs)
+    except ValueError as exc:
+        return str(exc)
+    return "accepted"
+
+
+def test_layout_says_a_numpy_contention_as_a_float() -> None:
+    with pytest.raises(ValueError) as exc:
+        cm.Layout(comm_contention=np.float64(1.5))
+    assert str(exc.value) == "comm_contention: must be an overlap contention in [0, 1], got 1.5"
+
+
+def test_layout_says_a_numpy_count_as_an_int() -> None:
+    with pytest.raises(ValueError) as exc:
+        cm.Layout(ranks=np.int64(0))
+    assert str(exc.value).endswith("allowed: [1, 1,000,000,000] (got 0)"), str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [("Scenario", f) for f in _SCENARIO_NUMBERS] + [("Layout", f) for f in _LAYOUT_NUMBERS],
+)
+def test_a_numpy_scalar_is_refused_in_a_python_number_s_words(model: str, field: str) -> None:
+    cls = getattr(cm, model)
+    base = {**(_SCENARIO if model == "Scenario" else {})}
+    if field == "group_size":
+        base["strategy"] = "hsdp"
+    for v in _VALUES:
+        pairs = [(np.float64(v), v)]
+        if math.isfinite(v) and v == int(v) and abs(v) < 2**62:
+            pairs.append((np.int64(int(v)), int(v)))
+        for given, plain in pairs:
+            said = _refusal(cls, {**base, field: given})
+            assert said == _refusal(cls, {**base, field: plain}), (given, said)
+            assert "np." not in said, said
