@@ -695,7 +695,10 @@ def predict(
         str,
         typer.Option(
             help="How the op is launched and timed: nccl-tests (one process per GPU), "
-            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop)."
+            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop). "
+            "It sets the launch floor of --model nccl and calibrated; lesson, textbook and "
+            "nccl-table have none, so another harness is refused there (and with "
+            "--compare-models)."
         ),
     ] = "nccl-tests",
     as_json: JsonOpt = False,
@@ -751,6 +754,26 @@ def predict(
             "protocol (LL, LL128 and Simple are NCCL's: --model nccl, nccl-table or "
             "calibrated); leave it at auto"
         )
+    if harness != "nccl-tests" and harness in pr.HARNESSES:
+        # the harness is the nccl and calibrated models' launch floor (predict_collective adds
+        # -g's per-GPU term or PyTorch's per-call extra there); the alpha-beta formulas and
+        # NCCL's tuning table have none, so --harness pytorch answered the same times (an
+        # unknown harness or model is the library's to refuse, with the allowed list)
+        from .. import models
+
+        chosen = models.check_model(units.choice_name(model))
+        if compare_models:
+            raise ValueError(
+                "--harness: --compare-models compares every model at nccl-tests' launch (lesson, "
+                "textbook and nccl-table have no launch floor for a harness to set); leave it "
+                "at nccl-tests, or give one --model nccl or calibrated"
+            )
+        if chosen not in (models.NCCL, models.CALIBRATED):
+            raise ValueError(
+                f"--harness: the {chosen} model has no launch floor for a harness to set "
+                f"({harness!r} would leave every time as nccl-tests'); it takes effect with "
+                "--model nccl or calibrated; leave it at nccl-tests"
+            )
     if compare_models:
         if algorithm != "auto" or protocol != "auto":
             raise ValueError(
