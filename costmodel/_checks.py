@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._limits import plain_number
+
 F = TypeVar("F", bound=Callable[..., Any])
 _STATE = threading.local()  # depth > 0 inside a checked call: only the outermost call checks
 
@@ -166,12 +168,15 @@ def finite_result(what: str) -> Callable[[F], F]:
 
 def said(value: object) -> str:
     """``value`` as a one-line message shows it: its ``repr``, or, where that spans lines (a
-    numpy array of two dimensions or more), the array by its shape.
+    numpy array of two dimensions or more), the array by its shape; a numpy scalar as the
+    Python number it holds (``1.5``, as a float typed, not ``np.float64(1.5)``).
 
     >>> said(2), said(np.array([1.0, 2.0])), said(np.zeros((2, 1)))
     ('2', 'array([1., 2.])', 'an array of shape (2, 1)')
+    >>> said(np.float64(1.5)), said(np.int64(0)), said(np.array(2.0)), said(np.float64("nan"))
+    ('1.5', '0', '2.0', 'nan')
     """
-    text = repr(value)
+    text = repr(plain_number(value))
     if "\n" in text and hasattr(value, "shape"):
         return f"an array of shape {tuple(value.shape)}"
     return " ".join(text.split())
@@ -330,7 +335,7 @@ def must_be(name: str, rule: str, value: object) -> ValueError:
     >>> str(must_be("ranks", "a whole number >= 1", 0))
     'ranks: must be a whole number >= 1, got 0'
     """
-    return ValueError(f"{name}: must be {rule}, got {value!r}")
+    return ValueError(f"{name}: must be {rule}, got {said(value)}")
 
 
 def unknown_name(

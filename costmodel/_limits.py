@@ -531,7 +531,7 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
         if err.get("type") in RANGE_ERRORS and where and all(isinstance(x, str) for x in where):
             allowed = field_range(title, loc)
             msg += f"; allowed: {allowed}" if allowed else ""
-        value = err.get("input")
+        value = plain_number(err.get("input"))
         if _is_several(value) and len(err.get("loc", ())) == 1:
             # a notebook's array for a field of one setup: say so, and where several go
             msg += (
@@ -546,6 +546,24 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
             msg += f" (got {value!r})"
         parts.append(msg if not loc or msg.startswith(f"{loc}: ") else f"{loc}: {msg}")
     return parts
+
+
+def plain_number(value: Any) -> Any:
+    """A numpy scalar (or 0-d array) as the Python value it holds, so a refusal says
+    ``got 1.5`` for ``np.float64(1.5)`` as for ``1.5`` (not ``np.float64(1.5)``, nor nothing
+    for an ``np.int64``, which is no ``int``); anything else unchanged (numpy not imported).
+    The one rule of every "got VALUE" (:func:`validation_parts`,
+    :func:`costmodel._checks.said`).
+
+    >>> import numpy as np
+    >>> plain_number(np.float64(1.5)), plain_number(np.int64(0)), plain_number(np.array(2.0))
+    (1.5, 0, 2.0)
+    >>> plain_number("7B"), plain_number([1, 2])
+    ('7B', [1, 2])
+    """
+    if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return value.item()
+    return value
 
 
 def _is_several(value: Any) -> bool:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import element_text, finite_result, flag, heads_divide_hidden
+from ._checks import element_text, finite_result, flag, heads_divide_hidden, said
 from .units import choice_name, format_bytes
 
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ def _fraction(name: str, value: float) -> float:
     # a NaN or a negative one said with the whole range, as 1.0 is ("a finite number >= 0"
     # left the upper bound out)
     if not 0.0 <= x < 1.0:
-        raise ValueError(f"{name}: must be a fraction in [0, 1), got {value!r}")
+        raise ValueError(f"{name}: must be a fraction in [0, 1), got {said(value)}")
     return x
 
 

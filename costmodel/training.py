@@ -420,8 +420,7 @@ class TrainingCost:
         d = asdict(self)
         d["wall_days"] = self.wall_days
         d["billed_gpu_hours"] = self.billed_gpu_hours
-        if math.isfinite(self.tokens_per_step) and float(self.tokens_per_step).is_integer():
-            d["tokens_per_step"] = int(self.tokens_per_step)  # a count, as step --json writes it
+        d["tokens_per_step"] = units.whole_number(self.tokens_per_step)  # as step --json does
         for k in ("step_time_band_s", "wall_days_band", "gpu_hours_band", "cost_usd_band"):
             v = getattr(self, k)
             d[k] = None if v is None else list(v)

@@ -563,6 +563,22 @@ def _shown(value: object) -> float:
         raise ValueError(f"value: expected one number to format, got {got}") from None
 
 
+def whole_number(x: float) -> int | float:
+    """``x`` as an int where it is a whole number (a count carried as a float), else as is.
+
+    The one rule for a count computed in floats and echoed to people or JSON
+    (``tokens_per_step`` of :meth:`costmodel.strategy.step.StrategyStep.as_dict` and of
+    :meth:`costmodel.training.TrainingCost.as_dict`): ``8192.0`` is written ``8192``; a
+    fraction, a NaN or an infinity stays the float it is (``int(nan)`` would raise).
+
+    >>> whole_number(8192.0), whole_number(-3.0), whole_number(2.5)
+    (8192, -3, 2.5)
+    >>> whole_number(float("nan")), whole_number(float("inf")), whole_number(float("-inf"))
+    (nan, inf, -inf)
+    """
+    return int(x) if math.isfinite(x) and float(x).is_integer() else x
+
+
 def whole_bytes(values: Any) -> Any:
     """Sizes [B] as whole bytes where every one is whole: a Python int for a scalar, an int64
     array for an array; otherwise (``1.5`` B given to the API) unchanged. The one type of a

@@ -52,10 +52,11 @@ def archs(as_json: JsonOpt = False) -> None:
             f"{a.name:<{wide}} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
             f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}{ctx}"
         )
-    usd = [f"${units.format_usd_rate(p.usd_per_gpu_hour)}" for p in prices]
+    # the prices on their decimal points ($5.97 above $11.0612 read as the larger), each
+    # with its unit, as typed ("$4.858/GPU-h")
+    usd = _on_the_point([f"${units.format_usd_rate(p.usd_per_gpu_hour)}" for p in prices], "/GPU-h")
     w_name = max((len(p.name) for p in prices), default=0)
     w_gpu = max((len(p.gpu) for p in prices), default=0)
-    w_usd = max((len(u) for u in usd), default=0)
     w_terms = max((len(p.terms_label) for p in prices), default=0)
     typer.echo(
         "\nprice presets (--price NAME): GPU, USD per GPU-hour, terms, date, source (each "
@@ -63,9 +64,30 @@ def archs(as_json: JsonOpt = False) -> None:
     )
     for p, u in zip(prices, usd, strict=True):
         typer.echo(
-            f"{p.name:<{w_name}} {p.gpu:<{w_gpu}} {u:>{w_usd}}/GPU-h {p.terms_label:<{w_terms}} "
+            f"{p.name:<{w_name}} {p.gpu:<{w_gpu}} {u} {p.terms_label:<{w_terms}} "
             f"(as of {p.date}) {p.description}"
         )
+
+
+def _on_the_point(numbers: list[str], unit: str) -> list[str]:
+    """``numbers`` (texts) as one column aligned on their decimal points, each followed by
+    ``unit``: the whole part right-justified, the fraction and the unit left-justified (a
+    number without a point ends where the points stand).
+
+    >>> for line in _on_the_point(["$5.97", "$11.0612", "$4.858", "$2"], "/GPU-h"):
+    ...     print(f"[{line}]")
+    [ $5.97/GPU-h  ]
+    [$11.0612/GPU-h]
+    [ $4.858/GPU-h ]
+    [ $2/GPU-h     ]
+    """
+    parts = [n.partition(".") for n in numbers]
+    w_whole = max((len(whole) for whole, _, _ in parts), default=0)
+    tails = [f"{point}{frac}{unit}" for _, point, frac in parts]
+    w_tail = max((len(t) for t in tails), default=0)
+    return [
+        f"{whole:>{w_whole}}{t:<{w_tail}}" for (whole, _, _), t in zip(parts, tails, strict=True)
+    ]
 
 
 def fabrics(as_json: JsonOpt = False) -> None:

@@ -695,7 +695,10 @@ def predict(
         str,
         typer.Option(
             help="How the op is launched and timed: nccl-tests (one process per GPU), "
-            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop)."
+            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop). "
+            "It sets the launch floor of --model nccl and calibrated; lesson, textbook and "
+            "nccl-table have none, so another harness is refused there (and with "
+            "--compare-models)."
         ),
     ] = "nccl-tests",
     as_json: JsonOpt = False,
@@ -751,6 +754,26 @@ def predict(
             "protocol (LL, LL128 and Simple are NCCL's: --model nccl, nccl-table or "
             "calibrated); leave it at auto"
         )
+    if harness != "nccl-tests" and harness in pr.HARNESSES:
+        # the harness is the nccl and calibrated models' launch floor (predict_collective adds
+        # -g's per-GPU term or PyTorch's per-call extra there); the alpha-beta formulas and
+        # NCCL's tuning table have none, so --harness pytorch answered the same times (an
+        # unknown harness or model is the library's to refuse, with the allowed list)
+        from .. import models
+
+        chosen = models.check_model(units.choice_name(model))
+        if compare_models:
+            raise ValueError(
+                "--harness: --compare-models compares every model at nccl-tests' launch (lesson, "
+                "textbook and nccl-table have no launch floor for a harness to set); leave it "
+                "at nccl-tests, or give one --model nccl or calibrated"
+            )
+        if chosen not in (models.NCCL, models.CALIBRATED):
+            raise ValueError(
+                f"--harness: the {chosen} model has no launch floor for a harness to set "
+                f"({harness!r} would leave every time as nccl-tests'); it takes effect with "
+                "--model nccl or calibrated; leave it at nccl-tests"
+            )
     if compare_models:
         if algorithm != "auto" or protocol != "auto":
             raise ValueError(
@@ -1126,24 +1149,34 @@ MAX_FAILED_LINES = 5
 def _warn_failed_rows(
     rows: int, failed: int, errors: dict[str, int], kind: str, axes: dict[str, str]
 ) -> None:
-    """``costmodel: warning: 2 of 8 rows failed: --set compute_time: ...`` after the table, one
-    line per distinct reason (the first :data:`MAX_FAILED_LINES`, then how many more), each
-    reason naming the --set the user typed; the rows are in the output with their ``error``."""
+    """``costmodel: warning: 2 of 8 rows failed: --set compute_time: ...`` after the table; with
+    several reasons the total is said once (``3 of 6 rows failed ... for 3 reasons:``), then
+    one line per distinct reason with its rows (the first :data:`MAX_FAILED_LINES`, then how
+    many more), each reason naming the --set the user typed; the rows are in the output with
+    their ``error``."""
     if not failed:
         return
     options = _set_axis(kind, axes)
     reasons = list(errors.items())
-    for text, count in reasons[:MAX_FAILED_LINES]:
-        why = _one_line(ValueError(text), options)
+    if len(reasons) == 1:
+        why = _one_line(ValueError(reasons[0][0]), options)
         warn_on_success(
-            f"{count:,} of {_rows_text(rows)} failed (in the output with NaN answers and this "
+            f"{failed:,} of {_rows_text(rows)} failed (in the output with NaN answers and this "
             f"error): {why}"
         )
+        return
+    # the total once: "1 of 6 rows failed" per reason read as six separate sweeps' counts
+    warn_on_success(
+        f"{failed:,} of {_rows_text(rows)} failed (in the output with NaN answers and their "
+        f"error) for {len(reasons):,} reasons:"
+    )
+    for text, count in reasons[:MAX_FAILED_LINES]:
+        warn_on_success(f"{_rows_text(count)}: {_one_line(ValueError(text), options)}")
     rest = reasons[MAX_FAILED_LINES:]
     if rest:
         more = sum(c for _, c in rest)
         warn_on_success(
-            f"{more:,} more of {_rows_text(rows)} failed for {len(rest)} other "
+            f"{more:,} more {units.noun_for(more, 'row')} for {len(rest)} other "
             f"{units.noun_for(len(rest), 'reason')}: see the output's error column"
         )
 

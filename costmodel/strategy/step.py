@@ -51,6 +51,7 @@ import numpy as np
 from .._checks import FasterThanPeakError
 from .._limits import choice_names
 from ..hardware import DEFAULT_NODES
+from ..units import whole_number
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -205,7 +206,7 @@ class StrategyStep:
             "one_gpu_step_s": self.one_gpu_step_s,
             "compute_share": self.compute_share,
             # a count: written as one (scenario --json and the sweep's int column write it so)
-            "tokens_per_step": _count(self.tokens_per_step),
+            "tokens_per_step": whole_number(self.tokens_per_step),
             "tokens_per_s": self.tokens_per_s,
             "comm_by_kind_s": dict(self.comm_by_kind_s),
             "wire_bytes_by_kind": dict(self.wire_bytes_by_kind),
@@ -2009,8 +2010,3 @@ def _calibrated_micro_s(
         _CALIBRATED.clear()
     _CALIBRATED[key] = micro
     return micro
-
-
-def _count(x: float) -> int | float:
-    """``x`` as an int where it is a whole number (a count carried as a float), else as is."""
-    return int(x) if math.isfinite(x) and float(x).is_integer() else x
