@@ -222,3 +222,32 @@ def test_the_optimizer_step_is_timed_beside_its_hbm_bound(tmp_path, capsys):
     said = capsys.readouterr().out
     assert f"AdamW step (fp32, {row['params']:,} parameters)" in said
     assert "28 B per parameter" in said
+
+
+def test_validate_compute_is_the_same_job_from_the_cli(tmp_path):
+    """`costmodel validate compute` runs compute_bench.run in-process: the same row (appended
+    to -o, or printed with --json), the same refusals said as every CLI refusal."""
+    from ._cli import one_line_error, run
+
+    config = _tiny_config(tmp_path, False)
+    out = tmp_path / "rows.jsonl"
+    args = ["validate", "compute", "--arch", str(config), "--seq", "16", "--steps", "1"]
+    args += ["--warmup", "0", "--dtype", "fp32", "--cluster", "hgx-h200"]
+    shown = run(*args, "-o", str(out), "--json")
+    assert shown.exit_code == 0, shown.stderr
+    printed = json.loads(shown.stdout)
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert printed["predicted_compute_s"] == pytest.approx(row["predicted_compute_s"])
+    assert row["cluster"] == "hgx-h200" and row["tokens"] == 16 and row["kind"] == "compute"
+    text = run(*args)
+    assert text.exit_code == 0 and "on one h200-sxm of hgx-h200" in text.stdout
+    assert len(out.read_text().splitlines()) == 1  # no -o: nothing appended
+    one_line_error(run(*args, "-o", str(tmp_path / "r.csv")), "--output:", "must end in .jsonl")
+    one_line_error(run(*args[:-2], "--cluster", "h200-sxm"), "--cluster: unknown cluster preset")
+    one_line_error(
+        run(*args[:-4], "--dtype", "fp16"), "--dtype: unknown 'fp16'; allowed: bf16, fp32"
+    )
+    one_line_error(run("validate", "compute", "--arch", "mixtral-8x7b"), "--arch: mixtral-8x7b is")
+    one_line_error(
+        run(*args, "--optimizer", "sgd"), "--optimizer: unknown 'sgd'; allowed: none, adamw"
+    )

@@ -28,7 +28,13 @@ from . import _common, catalog, comm, measure, serve, training
 from ._common import EXIT_USAGE, JsonOpt, app, nccl_tests_app, presets_app, validate_app
 from .catalog import archs, fabrics, presets_list, presets_schema, presets_show
 from .comm import collective, predict, sweep
-from .measure import calibrate, nccl_tests_run, validate_compare, validate_torch
+from .measure import (
+    calibrate,
+    nccl_tests_run,
+    validate_compare,
+    validate_compute,
+    validate_torch,
+)
 from .serve import APP_SCRIPT, app_
 from .training import batch, memory, scenario, step, train
 
@@ -58,6 +64,7 @@ __all__ = [
     "train",
     "validate_app",
     "validate_compare",
+    "validate_compute",
     "validate_torch",
 ]
 
@@ -82,6 +89,7 @@ app.command()(_limited(comm.sweep))
 nccl_tests_app.command("run")(_limited(measure.nccl_tests_run))
 validate_app.command("torch")(_limited(measure.validate_torch))
 validate_app.command("compare")(_limited(measure.validate_compare))
+validate_app.command("compute")(_limited(measure.validate_compute))
 app.command()(_limited(measure.calibrate))
 app.command("app")(_limited(serve.app_))
 

@@ -1,4 +1,4 @@
-"""Subcommands that measure and fit: ``validate nccl-tests run``, ``validate torch``,
+"""Subcommands that measure and fit: ``validate nccl-tests run``, ``validate torch``, ``validate compute``,
 ``validate compare`` and ``calibrate``."""
 
 from __future__ import annotations
@@ -444,6 +444,104 @@ def validate_torch(
             err=True,
         )
         raise typer.Exit(1)
+
+
+def validate_compute(
+    arch: Annotated[
+        str,
+        typer.Option(
+            help="A llama-family architecture (llama, qwen2, Mistral; dense): a preset or your "
+            "model's config.json."
+        ),
+    ],
+    layers: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Cut the depth to this many layers (a model too deep for one GPU)."
+        ),
+    ] = None,
+    seq: Annotated[int, typer.Option(min=1, help="Tokens per sequence.")] = 4096,
+    micro_batch: Annotated[int, typer.Option(min=1, help="Sequences per micro-batch.")] = 1,
+    steps: Annotated[int, typer.Option(min=1, help="Timed iterations (the median is kept).")] = 10,
+    warmup: Annotated[int, typer.Option(min=0, help="Untimed iterations before them.")] = 3,
+    dtype: Annotated[
+        str, typer.Option(help="bf16 (parameters, gradients, compute) or fp32 (CPUs).")
+    ] = "bf16",
+    cluster: Annotated[
+        str,
+        typer.Option(
+            help="Cluster preset whose one GPU to predict: auto (the DGX/HGX preset of the CUDA "
+            "device's GPU), none, or a name."
+        ),
+    ] = "auto",
+    optimizer: Annotated[
+        str,
+        typer.Option(
+            help="none, or adamw: also time a fused fp32 AdamW step (16 B per parameter of "
+            "device memory) beside its HBM bound."
+        ),
+    ] = "none",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="JSON lines file the row is appended to, .jsonl."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Time one GPU's forward + backward of an architecture beside the compute costmodel prices.
+
+    Builds the model from the tensor list costmodel prices (costmodel.validation.compute_bench),
+    times one micro-batch's forward, loss and backward (median of --steps), and shows it beside
+    the compute `costmodel step` shows for one GPU of --cluster, with its band. Give the measured
+    time to `step --compute-time` to predict the cluster ("measure one node, predict the
+    cluster"). One GPU (or the CPU: --dtype fp32); docs/gpu-checks.md records a run on an H200.
+
+    Example:
+
+    \b
+        costmodel validate compute --arch llama-3.1-8b --seq 4096 -o compute.jsonl
+    """
+    import argparse
+
+    from ..atomic import check_writable
+    from ..validation import compute_bench
+
+    for name, value, allowed in (
+        ("--dtype", dtype, ("bf16", "fp32")),
+        ("--optimizer", optimizer, ("none", "adamw")),
+    ):
+        if value not in allowed:
+            raise ValueError(f"{name}: unknown {value!r}; allowed: {', '.join(allowed)}")
+    if output is not None:
+        _check_suffix(output, "--output", (".jsonl",), ": the row is a JSON line, appended")
+        with output_option("--output"):
+            check_writable(output)
+        from ..validation.runner import check_appendable
+
+        try:  # rows are appended as UTF-8: never to a UTF-16 file
+            check_appendable(output)
+        except ValueError as exc:
+            raise ValueError(f"--output: {exc}") from None
+    args = argparse.Namespace(
+        arch=arch,
+        layers=layers,
+        seq=seq,
+        micro_batch=micro_batch,
+        steps=steps,
+        warmup=warmup,
+        dtype=dtype,
+        cluster=cluster,
+        optimizer=optimizer,
+        output=None,  # checked above; appended below, after the row is complete
+    )
+    row = compute_bench.run(args)
+    if output is not None:
+        compute_bench.append_row(row, output)
+    if as_json:
+        _print_json(row)
+    else:
+        typer.echo(compute_bench.summary(row))
+        if output is not None:
+            typer.echo(f"row appended to {output}")
 
 
 def _rows_after(path: Path, offset: int) -> list[dict[str, Any]]:

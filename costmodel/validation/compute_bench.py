@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -403,60 +402,53 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
 
 
 def summary(row: dict[str, Any]) -> str:
-    """The lines printed for a row: measured, predicted and where the measurement falls."""
+    """The lines printed for a row: measured, predicted and where the measurement falls (times
+    in :func:`costmodel.units.format_duration`'s units, as every other surface)."""
+    from costmodel.units import format_duration as t
+
     text = _compute_summary(row)
     if "optimizer_s" not in row:
         return text
-    text += (
-        f"\n  AdamW step (fp32, {row['params']:,} parameters): {row['optimizer_s'] * 1e3:.1f} ms"
-    )
+    text += f"\n  AdamW step (fp32, {row['params']:,} parameters): {t(row['optimizer_s'])}"
     if row.get("predicted_optimizer_s") is None:
         return text
     return text + (
-        f"; predicted {row['predicted_optimizer_s'] * 1e3:.1f} ms "
+        f"; predicted {t(row['predicted_optimizer_s'])} "
         f"({row['optimizer_bytes_per_param']:g} B per parameter at the achievable HBM "
-        f"bandwidth): measured/predicted {row['optimizer_ratio']:.3f}"
+        f"bandwidth): measured/predicted {row['optimizer_ratio']:.3g}"
     )
 
 
 def _compute_summary(row: dict[str, Any]) -> str:
+    from costmodel.units import format_duration as t
+
     text = (
         f"{row['arch']} on {row['device']}, seq {row['seq']} x micro-batch {row['micro_batch']}, "
-        f"{row['dtype']}: forward + backward {row['compute_s'] * 1e3:.1f} ms "
+        f"{row['dtype']}: forward + backward {t(row['compute_s'])} "
         f"({row['tokens'] / row['compute_s']:,.0f} tokens/s)"
     )
     if row.get("predicted_compute_s") is None:
         return text + "; no cluster preset to predict for (--cluster NAME)"
     return text + (
-        f"; MFU {row['mfu']:.3f}; predicted {row['predicted_compute_s'] * 1e3:.1f} ms "
-        f"on one {row['gpu_preset']} of {row['cluster']} (band {row['band_low_s'] * 1e3:.1f}-"
-        f"{row['band_high_s'] * 1e3:.1f} ms): measured/predicted {row['ratio']:.3f}, "
+        f"; MFU {row['mfu']:.3g}; predicted {t(row['predicted_compute_s'])} "
+        f"on one {row['gpu_preset']} of {row['cluster']} (band {t(row['band_low_s'])}-"
+        f"{t(row['band_high_s'])}): measured/predicted {row['ratio']:.3g}, "
         f"{'inside' if row['in_band'] else 'outside'} the band"
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        _check(args)
-        arch_for(args.arch, args.layers)  # refused before torch is imported
-    except ValueError as exc:
-        print(f"compute_bench: {exc}", file=sys.stderr)
-        return 2
-    if args.cluster not in ("auto", "none"):
-        try:  # a named preset is checked before anything is timed
-            predicted(arch_for(args.arch, args.layers), args.cluster, args.seq, args.micro_batch)
-        except ValueError as exc:
-            print(f"compute_bench: {exc}", file=sys.stderr)
-            return 2
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Check, measure and predict one configuration (``build_parser``'s arguments); the row. A
+    refused argument is a ValueError naming it, raised before torch is imported or anything is
+    timed. ``costmodel validate compute`` and :func:`main` both run this."""
+    _check(args)
+    arch = arch_for(args.arch, args.layers)
+    if args.cluster not in ("auto", "none"):  # a named preset is checked before anything runs
+        predicted(arch, args.cluster, args.seq, args.micro_batch)
     try:
         import torch
     except ImportError:
-        print(
-            "compute_bench: torch is not installed; pip install 'costmodel[validate]'",
-            file=sys.stderr,
-        )
-        return 2
+        raise ValueError("torch is not installed; pip install 'costmodel[validate]'") from None
     row = measure(args, torch)
     arch = row.pop("_arch")
     cluster = args.cluster
@@ -465,22 +457,38 @@ def main(argv: list[str] | None = None) -> int:
         cluster = cluster_for(gpu) if gpu is not None else None
     if cluster in (None, "none"):
         row.update(cluster=None, gpu_preset=None, predicted_compute_s=None)
-    else:
-        row.update(predicted(arch, cluster, args.seq, args.micro_batch))
-        if "optimizer_s" in row:
-            row.update(predicted_optimizer(arch.params, cluster))
-            row["optimizer_ratio"] = row["optimizer_s"] / row["predicted_optimizer_s"]
-        row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
-        row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
-        row["in_band"] = row["band_low_s"] <= row["compute_s"] <= row["band_high_s"]
+        return row
+    row.update(predicted(arch, cluster, args.seq, args.micro_batch))
+    if "optimizer_s" in row:
+        row.update(predicted_optimizer(arch.params, cluster))
+        row["optimizer_ratio"] = row["optimizer_s"] / row["predicted_optimizer_s"]
+    row["mfu"] = row["model_flops"] / (row["compute_s"] * row["peak_flops"])
+    row["ratio"] = row["compute_s"] / row["predicted_compute_s"]
+    row["in_band"] = row["band_low_s"] <= row["compute_s"] <= row["band_high_s"]
+    return row
+
+
+def append_row(row: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Append ``row`` as one JSON line to ``path`` (created when missing), flushed to disk:
+    rows of earlier runs stay, as in torch_bench's results files."""
+    line = json.dumps(row, allow_nan=False)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        row = run(args)
+    except ValueError as exc:
+        print(f"compute_bench: {exc}", file=sys.stderr)
+        return 2
     print(summary(row))
     if args.output:
-        line = json.dumps(row, allow_nan=False)
-        with open(args.output, "a", encoding="utf-8") as f:  # appended, as torch_bench's rows
-            f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-    return 0 if math.isfinite(row["compute_s"]) else 1
+        append_row(row, args.output)
+    return 0
 
 
 if __name__ == "__main__":
