@@ -36,7 +36,11 @@ CANNOT_RUN = {
 }
 
 #: examples that start a job: run with --dry-run (every argument checked, nothing launched)
-DRY_RUN = ("costmodel validate torch", "costmodel validate nccl-tests run")
+DRY_RUN = (
+    "costmodel validate torch",
+    "costmodel validate nccl-tests run",
+    "costmodel validate compute",
+)
 
 #: examples that read what `validate torch`'s example writes: given the session's real gloo run
 READS_TORCH_RUN = "costmodel calibrate torch.jsonl"

@@ -481,19 +481,37 @@ def validate_compute(
             "device memory) beside its HBM bound."
         ),
     ] = "none",
+    compile_: Annotated[
+        str,
+        typer.Option(
+            "--compile",
+            help="none (the fit's runs ran without it), inductor (fused kernels, as "
+            "torchtitan's --compile) or eager (traced only): torch.compile each layer.",
+        ),
+    ] = "none",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="JSON lines file the row is appended to, .jsonl."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Check every argument and print what would be timed, the memory it needs and "
+            "the prediction; nothing is built, timed or written.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Time one GPU's forward + backward of an architecture beside the compute costmodel prices.
+    """Time one GPU's forward + backward of an architecture beside the compute `step` shows.
 
     Builds the model from the tensor list costmodel prices (costmodel.validation.compute_bench),
     times one micro-batch's forward, loss and backward (median of --steps), and shows it beside
     the compute `costmodel step` shows for one GPU of --cluster, with its band. Give the measured
     time to `step --compute-time` to predict the cluster ("measure one node, predict the
-    cluster"). One GPU (or the CPU: --dtype fp32); docs/gpu-checks.md records a run on an H200.
+    cluster"). One GPU (or the CPU: --dtype fp32); a configuration the device cannot hold (by
+    costmodel's memory model) is refused before anything is built. docs/gpu-checks.md records a
+    run on an H200.
 
     Example:
 
@@ -508,6 +526,7 @@ def validate_compute(
     for name, value, allowed in (
         ("--dtype", dtype, ("bf16", "fp32")),
         ("--optimizer", optimizer, ("none", "adamw")),
+        ("--compile", compile_, ("none", "inductor", "eager")),
     ):
         if value not in allowed:
             raise ValueError(f"{name}: unknown {value!r}; allowed: {', '.join(allowed)}")
@@ -531,8 +550,13 @@ def validate_compute(
         dtype=dtype,
         cluster=cluster,
         optimizer=optimizer,
+        compile=compile_,
         output=None,  # checked above; appended below, after the row is complete
+        dry_run=dry_run,
     )
+    if dry_run:
+        typer.echo(compute_bench.dry_run(args))
+        return
     row = compute_bench.run(args)
     if output is not None:
         compute_bench.append_row(row, output)

@@ -325,6 +325,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also time an AdamW step over fp32 weights, gradients and states (16 B per "
         "parameter of device memory) beside costmodel's optimizer_step_s (default none)",
     )
+    p.add_argument(
+        "--compile",
+        choices=("none", "inductor", "eager"),
+        default="none",
+        help="torch.compile each layer with this backend (inductor: fused kernels, as "
+        "torchtitan's --compile; eager: traced only; default none: the fit's rows ran "
+        "without it)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check every argument and print what would be timed and predicted; nothing runs",
+    )
     p.add_argument("-o", "--output", default=None, help="JSON lines file to append the row to")
     return p
 
@@ -348,6 +361,11 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
     device = torch.device("cuda" if cuda else "cpu")
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     model = build_model(arch, torch, device, dtype)
+    if args.compile != "none":
+        # each transformer layer compiled in place (regional compilation: one compiled graph
+        # serves every layer), as torchtitan's --compile does; the warm-up iterations compile
+        for layer in model.model.layers:
+            layer.compile(backend=args.compile)
     g = torch.Generator(device=device).manual_seed(0)
     ids = torch.randint(0, arch.vocab, (args.micro_batch, args.seq + 1), device=device, generator=g)
     x, y = ids[:, :-1], ids[:, 1:]
@@ -384,6 +402,7 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         "micro_batch": args.micro_batch,
         "tokens": args.seq * args.micro_batch,
         "dtype": args.dtype,
+        "compile": args.compile,
         "device": device_name(torch, device),
         "torch": torch.__version__,
         "compute_s": statistics.median(times),
@@ -419,12 +438,18 @@ def summary(row: dict[str, Any]) -> str:
     )
 
 
+def _compiled(row: dict[str, Any]) -> str:
+    """``, torch.compile (inductor)`` for a compiled row, else nothing."""
+    backend = row.get("compile", "none")
+    return "" if backend in (None, "none") else f", torch.compile ({backend})"
+
+
 def _compute_summary(row: dict[str, Any]) -> str:
     from costmodel.units import format_duration as t
 
     text = (
         f"{row['arch']} on {row['device']}, seq {row['seq']} x micro-batch {row['micro_batch']}, "
-        f"{row['dtype']}: forward + backward {t(row['compute_s'])} "
+        f"{row['dtype']}{_compiled(row)}: forward + backward {t(row['compute_s'])} "
         f"({row['tokens'] / row['compute_s']:,.0f} tokens/s)"
     )
     if row.get("predicted_compute_s") is None:
@@ -434,6 +459,88 @@ def _compute_summary(row: dict[str, Any]) -> str:
         f"on one {row['gpu_preset']} of {row['cluster']} (band {t(row['band_low_s'])}-"
         f"{t(row['band_high_s'])}): measured/predicted {row['ratio']:.3g}, "
         f"{'inside' if row['in_band'] else 'outside'} the band"
+    )
+
+
+def memory_need_bytes(arch: Any, args: argparse.Namespace, cuda: bool = True) -> float:
+    """Device memory the job will hold at its peak [B], from costmodel's own memory model: the
+    weights, gradients and activations of one micro-batch (``training_memory``'s parts, bf16;
+    fp32 doubles the weights and gradients), or with ``--optimizer adamw`` the 16 B per
+    parameter of fp32 weights, gradients and both states (24 B off CUDA: the foreach AdamW
+    there holds two parameter-sized fp32 temporaries), whichever is larger. On one H200 the
+    parts were 2-32 % above the measured peak allocated (docs/gpu-checks.md): a safe estimate."""
+    from costmodel.memory import training_memory
+
+    m = training_memory(arch=arch, sequence_length=args.seq, micro_batch=args.micro_batch)
+    width = 2.0 if args.dtype == "fp32" else 1.0  # fp32 weights and gradients: twice bf16's
+    need = width * (m.weights_bytes + m.gradients_bytes) + m.activations_bytes
+    if args.optimizer == "adamw":
+        need = max(need, (16.0 if cuda else 24.0) * arch.params)
+    return float(need)
+
+
+def free_bytes(torch: Any) -> tuple[float, str] | None:
+    """Free memory of the device the job runs on [B] and its name: the GPU's free memory
+    (``torch.cuda.mem_get_info``), else this machine's available memory (Linux
+    ``/proc/meminfo`` MemAvailable); None where neither can be read."""
+    if torch.cuda.is_available():
+        return float(torch.cuda.mem_get_info()[0]), torch.cuda.get_device_name()
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0, "this machine (CPU)"
+    except OSError:
+        return None
+    return None
+
+
+def check_fits(arch: Any, args: argparse.Namespace, torch: Any) -> None:
+    """Refuse, in one line, a configuration the device cannot hold (it was killed for memory,
+    or OOM'd in CUDA after minutes of set-up): what it needs, what is free, what to change."""
+    have = free_bytes(torch)
+    if have is None:
+        return
+    from costmodel.units import format_bytes
+
+    need = memory_need_bytes(arch, args, cuda=torch.cuda.is_available())
+    if need > 0.9 * have[0]:  # a tenth kept for the allocator, the process and the loss
+        raise ValueError(
+            f"--arch: {arch.name} at {args.seq} x {args.micro_batch} tokens needs about "
+            f"{format_bytes(need)} (weights, gradients and activations, costmodel's memory "
+            f"model{'; or the AdamW step' if args.optimizer == 'adamw' else ''}) "
+            f"and {have[1]} has {format_bytes(have[0])} free (a tenth kept spare); give "
+            "--layers N (fewer layers), a "
+            "smaller --seq or --micro-batch"
+        )
+
+
+def dry_run(args: argparse.Namespace) -> str:
+    """What :func:`run` would time and predict, every argument checked, nothing built or timed
+    (torch not imported): the architecture, the micro-batch, the memory it needs and, for a
+    named cluster, the compute ``costmodel step`` shows for it."""
+    from costmodel.units import format_bytes, format_duration
+
+    _check(args)
+    arch = arch_for(args.arch, args.layers)
+    text = (
+        f"would time {arch.name} ({arch.params:,} parameters), seq {args.seq} x micro-batch "
+        f"{args.micro_batch}, {args.dtype}{_compiled(vars(args))}: {args.warmup} warm-up and "
+        f"{args.steps} timed iterations of forward + backward"
+        f"{' and of an AdamW step' if args.optimizer == 'adamw' else ''}, needing about "
+        f"{format_bytes(memory_need_bytes(arch, args))} of device memory"
+    )
+    if args.cluster in ("auto", "none"):
+        return text + (
+            "; predicted for the cluster preset of the GPU it runs on"
+            if args.cluster == "auto"
+            else ""
+        )
+    p = predicted(arch, args.cluster, args.seq, args.micro_batch)
+    return text + (
+        f"; predicted {format_duration(p['predicted_compute_s'])} on one {p['gpu_preset']} of "
+        f"{p['cluster']} (band {format_duration(p['band_low_s'])}-"
+        f"{format_duration(p['band_high_s'])})"
     )
 
 
@@ -449,6 +556,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         import torch
     except ImportError:
         raise ValueError("torch is not installed; pip install 'costmodel[validate]'") from None
+    check_fits(arch, args, torch)
     row = measure(args, torch)
     arch = row.pop("_arch")
     cluster = args.cluster
@@ -481,6 +589,9 @@ def append_row(row: dict[str, Any], path: str | os.PathLike[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if args.dry_run:
+            print(dry_run(args))
+            return 0
         row = run(args)
     except ValueError as exc:
         print(f"compute_bench: {exc}", file=sys.stderr)
