@@ -20,7 +20,8 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 # scripts/gpu_check.sh run twice, 10 minutes apart on two machines (the second adds the AdamW
-# steps), then `costmodel validate compute` eager and under torch.compile (run3)
+# steps), then `costmodel validate compute` eager and under torch.compile (run3) and once more
+# with the AdamW step of the whole 8B model (run4, after the memory check was added)
 H200_RUNS = sorted((Path(__file__).parent / "data").glob("gpu_check_h200_2026-12-04*"))
 
 
@@ -161,7 +162,7 @@ def test_the_h200_run_is_what_its_rows_say():
     """The stored rows describe the architectures costmodel has today (parameters, FLOPs) and
     the GPU the run reported, so the bound below compares like with like."""
     rows = _h200_rows(None)
-    assert len(H200_RUNS) == 3 and len(rows) == 18 and len(_h200_rows(True)) == 3
+    assert len(H200_RUNS) == 4 and len(rows) == 19 and len(_h200_rows(True)) == 3
     for run in H200_RUNS[:2]:
         assert "NVIDIA H200, 143771 MiB, 700.00 W" in (run / "nvidia-smi.csv").read_text()
     for r in rows:
@@ -178,9 +179,9 @@ def test_the_h200_run_is_what_its_rows_say():
 
 def test_the_fitted_compute_time_against_the_h200_run():
     """Goal: the compute band (x0.91-x1.12 of the compute `costmodel step` shows for one GPU of
-    hgx-h200) holds the measured time. Achieved on 2026-12-04: it holds none of the 15 eager rows
-    (two runs of 7 configurations, which agree within 1%, and one through the CLI); one H200
-    alone ran eager PyTorch 9-16% faster (measured/predicted 0.840-0.907; 0.765-0.852 against the whole fitted one-node
+    hgx-h200) holds the measured time. Achieved on 2026-12-04: it holds none of the 16 eager rows
+    (two runs of 7 configurations, which agree within 1%, and two through the CLI); one H200
+    alone ran eager PyTorch 9-17% faster (measured/predicted 0.828-0.907; 0.765-0.852 against the whole fitted one-node
     step, which a 1-GPU slice was priced at before its calibration took the whole node's
     communication out). The fit has no H200 row (its Hopper rows are H100s at the same 700 W
     and peak, so it prices H200 = H100; docs/gpu-checks.md). Held as a regression bound: a
@@ -195,7 +196,7 @@ def test_the_fitted_compute_time_against_the_h200_run():
         ratios.append(r["compute_s"] / p["predicted_compute_s"])
     ratios.sort()
     assert all(math.isfinite(x) for x in ratios)
-    assert ratios[0] >= 0.82, ratios  # achieved 0.840: the prediction at most 22% slow
+    assert ratios[0] >= 0.81, ratios  # achieved 0.828: the prediction at most 23% slow
     assert statistics.median(ratios) >= 0.85, ratios  # achieved median 0.862
     assert ratios[-1] <= high, ratios  # never faster than the band's upper edge allows
 
@@ -203,14 +204,14 @@ def test_the_fitted_compute_time_against_the_h200_run():
 def test_the_optimizer_step_against_the_h200_run():
     """Goal: ``optimizer_step_s`` (28 B per parameter at 750/900 of the datasheet HBM bandwidth,
     a V100 streaming measurement) prices PyTorch's fused fp32 AdamW within 10%. Achieved on
-    2026-12-04 (3 rows, 5.5-7.2 B parameters on one H200): measured/predicted 1.169-1.177, the
+    2026-12-04 (4 rows, 5.5-8.0 B parameters on one H200): measured/predicted 1.169-1.177, the
     step 17% slower than priced (an effective 0.71 of 4.8 TB/s). Not refitted from one GPU type
     (docs/gpu-checks.md); held as a regression bound: the prediction stays optimistic by at most
     25% and never pessimistic."""
     from costmodel.compute import optimizer_step_s
 
     timed = [r for r in _h200_rows() if "optimizer_s" in r]
-    assert len(timed) == 3
+    assert len(timed) == 4
     for r in timed:
         want = optimizer_step_s(r["params"], 28.0, 4.8e12)  # h200-sxm: 4.8 TB/s (datasheet)
         assert r["predicted_optimizer_s"] == pytest.approx(want)
@@ -273,7 +274,7 @@ def test_validate_compute_is_the_same_job_from_the_cli(tmp_path):
 def test_the_memory_model_against_the_h200_run():
     """The peak allocated while a micro-batch ran forward and backward (bf16 weights and
     gradients, no optimizer state) against the memory model's weights + gradients + activations
-    for the same micro-batch: on 2026-12-04 the model was above the peak on all 14 rows, by
+    for the same micro-batch: on 2026-12-04 the model was above the peak on all 16 eager rows, by
     2-32% (docs/gpu-checks.md). Held: never below the measurement (a false "fits"), and at most
     35% above it."""
     from costmodel.memory import training_memory
