@@ -185,3 +185,105 @@ def reused_tabs(browser: Any, timeout_ms: float | None = None) -> Iterator[Tabs]
 #: container the class ``st-key-<key>``): the page has a second uploader (the optional
 #: calibration TOML), so "the page's file input" is no longer one element
 LOG_INPUT = ".st-key-val_upload input[type=file]"
+
+
+# --- waiting for the app's state instead of a fixed pause ---------------------------------------
+# Streamlit sets ``data-test-script-state`` on its app element (``stApp``): "running" while a
+# script run of the session is under way, "notRunning" once the server said it ended; every
+# message of that run (its elements, its URL writes, hence each history entry it pushes) was
+# handled before. A page script below counts the runs that ended and notes when the state last
+# changed, so a test waits for the run it started to end, where it paused a fixed 1-3 s.
+_RUNS_JS = """
+() => {
+  if (!window.__costmodelRuns) {
+    const runs = {ended: 0, changed: performance.now()};
+    window.__costmodelRuns = runs;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        runs.changed = performance.now();
+        if (r.oldValue === "running" && r.target.dataset.testScriptState === "notRunning") {
+          runs.ended += 1;
+        }
+      }
+    }).observe(document.body, {subtree: true, attributes: true, attributeOldValue: true,
+                               attributeFilter: ["data-test-script-state"]});
+  }
+  return window.__costmodelRuns.ended;
+}
+"""
+
+# The app not running, no change of its state for ``quiet`` ms, and (where ``after`` is a count)
+# a run counted as ended past ``after``: a rerun that the frontend asks for once a run's elements
+# are drawn (a widget writing a value back) starts within that window, and is waited for too.
+_IDLE_JS = """
+([after, quiet]) => {
+  const runs = window.__costmodelRuns;
+  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+  return !!runs && (after === null || runs.ended > after) && state === "notRunning"
+    && performance.now() - runs.changed >= quiet;
+}
+"""
+
+#: the quiet time [ms] after a run's end before a test reads what the run left (see above)
+RUN_QUIET_MS = 250
+#: how long [ms] a wait below waits before it fails the test (Playwright's TimeoutError): a page
+#: paints in 4-15 s here, slower beside other sessions
+WAIT_TIMEOUT_MS = 90_000
+
+
+def wait_for_idle(
+    page: Any, quiet_ms: float = RUN_QUIET_MS, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> int:
+    """Wait until no script run is under way and none started for ``quiet_ms``; returns how
+    many runs of the page's document have ended since the first call on it (its count starts
+    then), for :func:`wait_for_run_end` after the next action. Fails the test when the app is
+    not idle within ``timeout_ms``."""
+    page.evaluate(_RUNS_JS)
+    page.wait_for_function(_IDLE_JS, arg=[None, quiet_ms], polling=50, timeout=timeout_ms)
+    return int(page.evaluate(_RUNS_JS))
+
+
+def wait_for_run_end(
+    page: Any, after: int, quiet_ms: float = RUN_QUIET_MS, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> None:
+    """Wait until a run ends past ``after`` (the count :func:`wait_for_idle` returned before
+    the action that starts it) and the app stays idle ``quiet_ms``; fails the test when none
+    does within ``timeout_ms``."""
+    page.wait_for_function(_IDLE_JS, arg=[after, quiet_ms], polling=50, timeout=timeout_ms)
+
+
+# Every chart Streamlit placed is drawn by plotly and idle (no redraw for its automargin or a
+# font load pending, no promise of a draw open), the fonts are loaded, the app is not running,
+# and the charts' and their titles' and legends' boxes with plotly's margins are what they were
+# at the poll before (``stable`` polls in a row): plotly's second layout pass has landed.
+_PLOTS_SETTLED_JS = """
+(stable) => {
+  const st = window.__costmodelPlots || (window.__costmodelPlots = {last: null, same: 0});
+  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+  const placed = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const idle = state === "notRunning" && document.fonts.status === "loaded"
+    && plots.length >= Math.max(placed, 1)
+    && plots.every(p => p._fullLayout && !p._fullLayout._redrawFromAutoMarginCount
+                        && !(p._promises && p._promises.length) && !p._fontLoadToken);
+  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.width, r.height].map(v => Math.round(v * 10)); };
+  const now = idle ? JSON.stringify(plots.map(p => [
+    box(p), box(p.querySelector('.gtitle')), box(p.querySelector('g.legend')),
+    box(p.querySelector('.nsewdrag')), p._fullLayout._size])) : null;
+  st.same = now !== null && now === st.last ? st.same + 1 : 0;
+  st.last = now;
+  return st.same >= stable;
+}
+"""
+
+
+def wait_for_plots(
+    page: Any, stable: int = 2, polling_ms: float = 100, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> None:
+    """Wait until every chart on the page is drawn and its layout settled (plotly's second
+    layout pass, automargin, lands after the first draw): the state of ``_PLOTS_SETTLED_JS``
+    for ``stable`` polls in a row, ``polling_ms`` apart; fails the test when it does not settle
+    within ``timeout_ms``."""
+    page.evaluate("() => { window.__costmodelPlots = null; }")
+    page.wait_for_function(_PLOTS_SETTLED_JS, arg=stable, polling=polling_ms, timeout=timeout_ms)
