@@ -226,6 +226,9 @@ _IDLE_JS = """
 
 #: the quiet time [ms] after a run's end before a test reads what the run left (see above)
 RUN_QUIET_MS = 250
+#: the quiet time [ms] where a test checks that no later run wrote over what it reads (a URL
+#: that a rerun could rewrite): twice the above, for a rerun asked for on a loaded machine
+REWRITE_QUIET_MS = 500
 #: how long [ms] a wait below waits before it fails the test (Playwright's TimeoutError): a page
 #: paints in 4-15 s here, slower beside other sessions
 WAIT_TIMEOUT_MS = 90_000
