@@ -117,17 +117,22 @@ def launch_chromium() -> Iterator[object]:
         b.close()
 
 
-def settled(page: Any, js: str, tries: int = 20, pause_ms: float = 500) -> Any:
-    """``page.evaluate(js)`` once the same measure comes back twice in a row (the layout has
-    settled: a container query's CSS applies a moment after the tables paint); the last measure
-    after ``tries`` pauses of ``pause_ms`` otherwise."""
-    last = None
-    for _ in range(tries):
-        page.wait_for_timeout(pause_ms)
-        got = page.evaluate(js)
-        if got == last:
-            break
-        last = got
+def settled(
+    page: Any, js: str, stable: int = 2, poll_ms: float = 100, within_ms: float = 10_000
+) -> Any:
+    """``page.evaluate(js)`` once the app is idle (:func:`wait_for_idle`: the run over, every
+    element drawn) and the same measure comes back ``stable`` times more, ``poll_ms`` apart
+    (the layout has settled: a container query's CSS applies a moment after the tables paint);
+    the last measure after ``within_ms`` of measuring otherwise (the test's assertions judge
+    it). Before: two measures in a row the same, 500 ms apart (at least 1 s a call)."""
+    wait_for_idle(page)
+    deadline = time.monotonic() + within_ms / 1000
+    got = page.evaluate(js)
+    same = 0
+    while same < stable and time.monotonic() < deadline:
+        page.wait_for_timeout(poll_ms)
+        last, got = got, page.evaluate(js)
+        same = same + 1 if got == last else 0
     return got
 
 
@@ -212,15 +217,17 @@ _RUNS_JS = """
 }
 """
 
-# The app not running, no change of its state for ``quiet`` ms, and (where ``after`` is a count)
-# a run counted as ended past ``after``: a rerun that the frontend asks for once a run's elements
+# The app not running, no change of its state for ``quiet`` ms, no element still waiting for its
+# JavaScript chunk (Streamlit's placeholder, ``stSkeleton``), and (where ``after`` is a count) a
+# run counted as ended past ``after``: a rerun that the frontend asks for once a run's elements
 # are drawn (a widget writing a value back) starts within that window, and is waited for too.
 _IDLE_JS = """
 ([after, quiet]) => {
   const runs = window.__costmodelRuns;
   const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
   return !!runs && (after === null || runs.ended > after) && state === "notRunning"
-    && performance.now() - runs.changed >= quiet;
+    && performance.now() - runs.changed >= quiet
+    && !document.querySelector('[data-testid="stSkeleton"]');
 }
 """
 
