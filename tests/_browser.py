@@ -157,7 +157,9 @@ class Tabs:
         size = (viewport["width"], viewport["height"])
         page = self._pages.get(size)
         if page is None or page.is_closed():
-            page = self._browser.new_context(viewport=dict(viewport)).new_page()
+            context = self._browser.new_context(viewport=dict(viewport))
+            count_runs(context)  # for wait_for_idle and settled
+            page = context.new_page()
             if self._timeout_ms is not None:
                 page.set_default_timeout(self._timeout_ms)
             self._pages[size] = page
@@ -193,34 +195,70 @@ LOG_INPUT = ".st-key-val_upload input[type=file]"
 
 
 # --- waiting for the app's state instead of a fixed pause ---------------------------------------
-# Streamlit sets ``data-test-script-state`` on its app element (``stApp``): "running" while a
-# script run of the session is under way, "notRunning" once the server said it ended; every
-# message of that run (its elements, its URL writes, hence each history entry it pushes) was
-# handled before. A page script below counts the runs that ended and notes when the state last
-# changed, so a test waits for the run it started to end, where it paused a fixed 1-3 s.
-_RUNS_JS = """
-() => {
-  if (!window.__costmodelRuns) {
-    const runs = {ended: 0, changed: performance.now()};
-    window.__costmodelRuns = runs;
-    new MutationObserver((records) => {
-      for (const r of records) {
-        runs.changed = performance.now();
-        if (r.oldValue === "running" && r.target.dataset.testScriptState === "notRunning") {
-          runs.ended += 1;
-        }
-      }
-    }).observe(document.body, {subtree: true, attributes: true, attributeOldValue: true,
-                               attributeFilter: ["data-test-script-state"]});
+# A script run's end, as the server says it: every message of the session's websocket is read as
+# it arrives (before Streamlit handles it), and a ForwardMsg whose top-level field 6
+# (script_finished) is set counts as an ended run, unless its status is 2
+# (FINISHED_EARLY_FOR_RERUN: a new run follows at once). The state Streamlit shows on its app
+# element (``data-test-script-state``) cannot count runs: a short run's "running" and
+# "notRunning" can land in one React render, and the attribute never changes (seen on about one
+# page switch in three here). Each message, each history push or replace and each change of
+# that attribute also notes the time, so a wait can ask for a quiet spell after the end. Installed
+# on a page or context before its document loads (:func:`count_runs`; :class:`Tabs` does it).
+_RUNS_INIT_JS = r"""
+(() => {
+  const runs = {ended: 0, changed: performance.now()};
+  window.__costmodelRuns = runs;
+  const touch = () => { runs.changed = performance.now(); };
+  const finished = (b) => {  // top-level field 6 of a protobuf message, and its status
+    let i = 0;
+    const varint = () => {
+      let v = 0, m = 1, x;
+      do { x = b[i++]; v += (x & 127) * m; m *= 128; } while (x & 128 && i < b.length);
+      return v;
+    };
+    while (i < b.length) {
+      const tag = varint(), wire = tag & 7;
+      if (wire === 0) { const v = varint(); if (tag >>> 3 === 6) return v !== 2; }
+      else if (wire === 2) { const n = varint(); i += n; }  // read i after the length
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (e) => {
+        touch();
+        if (e.data instanceof ArrayBuffer && finished(new Uint8Array(e.data))) runs.ended += 1;
+      });
+    }
+  };
+  for (const k of ["pushState", "replaceState"]) {
+    const f = history[k];
+    history[k] = function (...a) { touch(); return f.apply(this, a); };
   }
-  return window.__costmodelRuns.ended;
-}
+  const watch = () => new MutationObserver(touch).observe(document.body, {
+    subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  if (document.body) watch(); else document.addEventListener("DOMContentLoaded", watch);
+})();
 """
 
-# The app not running, no change of its state for ``quiet`` ms, no element still waiting for its
-# JavaScript chunk (Streamlit's placeholder, ``stSkeleton``), and (where ``after`` is a count) a
-# run counted as ended past ``after``: a rerun that the frontend asks for once a run's elements
-# are drawn (a widget writing a value back) starts within that window, and is waited for too.
+
+def count_runs(target: Any) -> None:
+    """Count the script runs of every document ``target`` (a Playwright page or context) loads
+    from now on, for :func:`wait_for_idle` and :func:`wait_for_run_end`: call it before the
+    page's ``goto``."""
+    target.add_init_script(_RUNS_INIT_JS)
+
+
+# The app not running, no message, history change or change of its state for ``quiet`` ms, no
+# element still waiting for its JavaScript chunk (Streamlit's placeholder, ``stSkeleton``), and
+# (where ``after`` is a count) a run counted as ended past ``after``: a rerun that the frontend
+# asks for once a run's elements are drawn (a widget writing a value back) starts within that
+# window, and is waited for too.
 _IDLE_JS = """
 ([after, quiet]) => {
   const runs = window.__costmodelRuns;
@@ -244,13 +282,18 @@ WAIT_TIMEOUT_MS = 90_000
 def wait_for_idle(
     page: Any, quiet_ms: float = RUN_QUIET_MS, timeout_ms: float = WAIT_TIMEOUT_MS
 ) -> int:
-    """Wait until no script run is under way and none started for ``quiet_ms``; returns how
-    many runs of the page's document have ended since the first call on it (its count starts
-    then), for :func:`wait_for_run_end` after the next action. Fails the test when the app is
-    not idle within ``timeout_ms``."""
-    page.evaluate(_RUNS_JS)
+    """Wait until no script run is under way, no element waits for its chunk, and nothing
+    arrived, moved the history or changed the run's state for ``quiet_ms``; returns how many
+    runs of the page's document have ended, for :func:`wait_for_run_end` after the next action.
+    Fails the test when the app is not idle within ``timeout_ms``."""
+    _counted(page)
     page.wait_for_function(_IDLE_JS, arg=[None, quiet_ms], polling=50, timeout=timeout_ms)
-    return int(page.evaluate(_RUNS_JS))
+    return int(page.evaluate("window.__costmodelRuns.ended"))
+
+
+def _counted(page: Any) -> None:
+    if not page.evaluate("!!window.__costmodelRuns"):
+        raise RuntimeError("the page's runs are not counted: count_runs(page) before its goto")
 
 
 def wait_for_run_end(
@@ -259,6 +302,7 @@ def wait_for_run_end(
     """Wait until a run ends past ``after`` (the count :func:`wait_for_idle` returned before
     the action that starts it) and the app stays idle ``quiet_ms``; fails the test when none
     does within ``timeout_ms``."""
+    _counted(page)
     page.wait_for_function(_IDLE_JS, arg=[after, quiet_ms], polling=50, timeout=timeout_ms)
 
 

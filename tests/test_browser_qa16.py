@@ -9,7 +9,7 @@ import re
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import wait_for_idle, wait_for_plots, wait_for_run_end
+from tests._browser import count_runs, wait_for_idle, wait_for_plots, wait_for_run_end
 
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
@@ -84,6 +84,7 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
     pushes of a switch replace its first entry."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
+        count_runs(context)
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         nav = page.get_by_test_id("stSidebarNav")

@@ -23,7 +23,7 @@ import playwright.sync_api as playwright_api  # the test extra; a missing stack 
 import pytest
 from streamlit.testing.v1 import local_script_runner
 
-from tests._browser import REWRITE_QUIET_MS, wait_for_idle, wait_for_run_end
+from tests._browser import REWRITE_QUIET_MS, count_runs, wait_for_idle, wait_for_run_end
 from tests.test_app import REFERENCE, REFERENCE_LOGS, assert_clean, open_page
 
 expect = playwright_api.expect
@@ -56,6 +56,7 @@ def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, 
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
+        count_runs(page)
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"{app_url}/memory")
         ranks = page.get_by_role("spinbutton", name="Data-parallel ranks N")
