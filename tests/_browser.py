@@ -117,17 +117,22 @@ def launch_chromium() -> Iterator[object]:
         b.close()
 
 
-def settled(page: Any, js: str, tries: int = 20, pause_ms: float = 500) -> Any:
-    """``page.evaluate(js)`` once the same measure comes back twice in a row (the layout has
-    settled: a container query's CSS applies a moment after the tables paint); the last measure
-    after ``tries`` pauses of ``pause_ms`` otherwise."""
-    last = None
-    for _ in range(tries):
-        page.wait_for_timeout(pause_ms)
-        got = page.evaluate(js)
-        if got == last:
-            break
-        last = got
+def settled(
+    page: Any, js: str, stable: int = 2, poll_ms: float = 100, within_ms: float = 10_000
+) -> Any:
+    """``page.evaluate(js)`` once the app is idle (:func:`wait_for_idle`: the run over, every
+    element drawn) and the same measure comes back ``stable`` times more, ``poll_ms`` apart
+    (the layout has settled: a container query's CSS applies a moment after the tables paint);
+    the last measure after ``within_ms`` of measuring otherwise (the test's assertions judge
+    it). Before: two measures in a row the same, 500 ms apart (at least 1 s a call)."""
+    wait_for_idle(page)
+    deadline = time.monotonic() + within_ms / 1000
+    got = page.evaluate(js)
+    same = 0
+    while same < stable and time.monotonic() < deadline:
+        page.wait_for_timeout(poll_ms)
+        last, got = got, page.evaluate(js)
+        same = same + 1 if got == last else 0
     return got
 
 
@@ -152,7 +157,9 @@ class Tabs:
         size = (viewport["width"], viewport["height"])
         page = self._pages.get(size)
         if page is None or page.is_closed():
-            page = self._browser.new_context(viewport=dict(viewport)).new_page()
+            context = self._browser.new_context(viewport=dict(viewport))
+            count_runs(context)  # for wait_for_idle and settled
+            page = context.new_page()
             if self._timeout_ms is not None:
                 page.set_default_timeout(self._timeout_ms)
             self._pages[size] = page
@@ -185,3 +192,152 @@ def reused_tabs(browser: Any, timeout_ms: float | None = None) -> Iterator[Tabs]
 #: container the class ``st-key-<key>``): the page has a second uploader (the optional
 #: calibration TOML), so "the page's file input" is no longer one element
 LOG_INPUT = ".st-key-val_upload input[type=file]"
+
+
+# --- waiting for the app's state instead of a fixed pause ---------------------------------------
+# A script run's end, as the server says it: every message of the session's websocket is read as
+# it arrives (before Streamlit handles it), and a ForwardMsg whose top-level field 6
+# (script_finished) is set counts as an ended run, unless its status is 2
+# (FINISHED_EARLY_FOR_RERUN: a new run follows at once). The state Streamlit shows on its app
+# element (``data-test-script-state``) cannot count runs: a short run's "running" and
+# "notRunning" can land in one React render, and the attribute never changes (seen on about one
+# page switch in three here). Each message, each history push or replace and each change of
+# that attribute also notes the time, so a wait can ask for a quiet spell after the end. Installed
+# on a page or context before its document loads (:func:`count_runs`; :class:`Tabs` does it).
+_RUNS_INIT_JS = r"""
+(() => {
+  const runs = {ended: 0, changed: performance.now()};
+  window.__costmodelRuns = runs;
+  const touch = () => { runs.changed = performance.now(); };
+  const finished = (b) => {  // top-level field 6 of a protobuf message, and its status
+    let i = 0;
+    const varint = () => {
+      let v = 0, m = 1, x;
+      do { x = b[i++]; v += (x & 127) * m; m *= 128; } while (x & 128 && i < b.length);
+      return v;
+    };
+    while (i < b.length) {
+      const tag = varint(), wire = tag & 7;
+      if (wire === 0) { const v = varint(); if (tag >>> 3 === 6) return v !== 2; }
+      else if (wire === 2) { const n = varint(); i += n; }  // read i after the length
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (e) => {
+        touch();
+        if (e.data instanceof ArrayBuffer && finished(new Uint8Array(e.data))) runs.ended += 1;
+      });
+    }
+  };
+  for (const k of ["pushState", "replaceState"]) {
+    const f = history[k];
+    history[k] = function (...a) { touch(); return f.apply(this, a); };
+  }
+  const watch = () => new MutationObserver(touch).observe(document.body, {
+    subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  if (document.body) watch(); else document.addEventListener("DOMContentLoaded", watch);
+})();
+"""
+
+
+def count_runs(target: Any) -> None:
+    """Count the script runs of every document ``target`` (a Playwright page or context) loads
+    from now on, for :func:`wait_for_idle` and :func:`wait_for_run_end`: call it before the
+    page's ``goto``."""
+    target.add_init_script(_RUNS_INIT_JS)
+
+
+# The app not running, no message, history change or change of its state for ``quiet`` ms, no
+# element still waiting for its JavaScript chunk (Streamlit's placeholder, ``stSkeleton``), and
+# (where ``after`` is a count) a run counted as ended past ``after``: a rerun that the frontend
+# asks for once a run's elements are drawn (a widget writing a value back) starts within that
+# window, and is waited for too.
+_IDLE_JS = """
+([after, quiet]) => {
+  const runs = window.__costmodelRuns;
+  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+  return !!runs && (after === null || runs.ended > after) && state === "notRunning"
+    && performance.now() - runs.changed >= quiet
+    && !document.querySelector('[data-testid="stSkeleton"]');
+}
+"""
+
+#: the quiet time [ms] after a run's end before a test reads what the run left (see above)
+RUN_QUIET_MS = 250
+#: the quiet time [ms] where a test checks that no later run wrote over what it reads (a URL
+#: that a rerun could rewrite): twice the above, for a rerun asked for on a loaded machine
+REWRITE_QUIET_MS = 500
+#: how long [ms] a wait below waits before it fails the test (Playwright's TimeoutError): a page
+#: paints in 4-15 s here, slower beside other sessions
+WAIT_TIMEOUT_MS = 90_000
+
+
+def wait_for_idle(
+    page: Any, quiet_ms: float = RUN_QUIET_MS, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> int:
+    """Wait until no script run is under way, no element waits for its chunk, and nothing
+    arrived, moved the history or changed the run's state for ``quiet_ms``; returns how many
+    runs of the page's document have ended, for :func:`wait_for_run_end` after the next action.
+    Fails the test when the app is not idle within ``timeout_ms``."""
+    _counted(page)
+    page.wait_for_function(_IDLE_JS, arg=[None, quiet_ms], polling=50, timeout=timeout_ms)
+    return int(page.evaluate("window.__costmodelRuns.ended"))
+
+
+def _counted(page: Any) -> None:
+    if not page.evaluate("!!window.__costmodelRuns"):
+        raise RuntimeError("the page's runs are not counted: count_runs(page) before its goto")
+
+
+def wait_for_run_end(
+    page: Any, after: int, quiet_ms: float = RUN_QUIET_MS, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> None:
+    """Wait until a run ends past ``after`` (the count :func:`wait_for_idle` returned before
+    the action that starts it) and the app stays idle ``quiet_ms``; fails the test when none
+    does within ``timeout_ms``."""
+    _counted(page)
+    page.wait_for_function(_IDLE_JS, arg=[after, quiet_ms], polling=50, timeout=timeout_ms)
+
+
+# Every chart Streamlit placed is drawn by plotly and idle (no redraw for its automargin or a
+# font load pending, no promise of a draw open), the fonts are loaded, the app is not running,
+# and the charts' and their titles' and legends' boxes with plotly's margins are what they were
+# at the poll before (``stable`` polls in a row): plotly's second layout pass has landed.
+_PLOTS_SETTLED_JS = """
+(stable) => {
+  const st = window.__costmodelPlots || (window.__costmodelPlots = {last: null, same: 0});
+  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+  const placed = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const idle = state === "notRunning" && document.fonts.status === "loaded"
+    && plots.length >= Math.max(placed, 1)
+    && plots.every(p => p._fullLayout && !p._fullLayout._redrawFromAutoMarginCount
+                        && !(p._promises && p._promises.length) && !p._fontLoadToken);
+  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.width, r.height].map(v => Math.round(v * 10)); };
+  const now = idle ? JSON.stringify(plots.map(p => [
+    box(p), box(p.querySelector('.gtitle')), box(p.querySelector('g.legend')),
+    box(p.querySelector('.nsewdrag')), p._fullLayout._size])) : null;
+  st.same = now !== null && now === st.last ? st.same + 1 : 0;
+  st.last = now;
+  return st.same >= stable;
+}
+"""
+
+
+def wait_for_plots(
+    page: Any, stable: int = 2, polling_ms: float = 100, timeout_ms: float = WAIT_TIMEOUT_MS
+) -> None:
+    """Wait until every chart on the page is drawn and its layout settled (plotly's second
+    layout pass, automargin, lands after the first draw): the state of ``_PLOTS_SETTLED_JS``
+    for ``stable`` polls in a row, ``polling_ms`` apart; fails the test when it does not settle
+    within ``timeout_ms``."""
+    page.evaluate("() => { window.__costmodelPlots = null; }")
+    page.wait_for_function(_PLOTS_SETTLED_JS, arg=stable, polling=polling_ms, timeout=timeout_ms)

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from costmodel import training
+from tests._browser import wait_for_plots
 from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 # --- a choice is named in the URL by the option, not by its label ---------------------------
@@ -251,7 +252,7 @@ def test_on_a_phone_the_step_charts_row_labels_stay_inside_them(chromium_browser
         page = context.new_page()
         page.goto(f"{app_url}/ddp?ddp_arch=llama-2-7b&ddp_pin=true&ddp_b_cluster=dgx-a100")
         expect(page.locator(".js-plotly-plot .ytick text").nth(2)).to_be_attached()
-        page.wait_for_timeout(2000)  # plotly's second layout pass (automargin) settles
+        wait_for_plots(page)  # plotly's second layout pass (automargin) settles
         left = page.evaluate(
             """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
               const x = p.getBoundingClientRect().left;

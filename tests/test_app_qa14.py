@@ -328,7 +328,7 @@ def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, 
     three; at 390 px every title must still sit whole inside its chart, above its plot."""
     import playwright.sync_api as playwright_api
 
-    from tests._browser import launch_chromium
+    from tests._browser import launch_chromium, wait_for_plots
 
     expect = playwright_api.expect
     browsers = launch_chromium()
@@ -342,7 +342,7 @@ def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, 
             expect(page.locator(".js-plotly-plot .gtitle", has_text=wait).first).to_be_attached(
                 timeout=90_000
             )
-            page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+            wait_for_plots(page)  # plotly's second layout pass (automargin) settles
             for chart in page.evaluate(_TITLES_JS):
                 seen[chart["text"]] = chart
                 assert chart["left"] >= 0 and chart["right"] <= chart["width"] + 0.5, chart

@@ -125,7 +125,13 @@ def test_in_chromium_a_blank_size_box_leaves_the_url(app_url):
     """The URL kept ``size_text=+++`` beside a box the page read as empty."""
     import playwright.sync_api as playwright_api
 
-    from tests._browser import launch_chromium
+    from tests._browser import (
+        REWRITE_QUIET_MS,
+        count_runs,
+        launch_chromium,
+        wait_for_idle,
+        wait_for_run_end,
+    )
 
     expect = playwright_api.expect
     chromium = launch_chromium()
@@ -133,16 +139,17 @@ def test_in_chromium_a_blank_size_box_leaves_the_url(app_url):
     try:
         context = browser_.new_context(viewport={"width": 1440, "height": 900})
         page = context.new_page()
+        count_runs(page)
         page.goto(f"{app_url}/cluster?cl_nodes=2&cl_size_text=+++")
         expect(page.locator('[data-testid="stMetric"]').first).to_be_attached(timeout=90_000)
-        page.wait_for_timeout(1500)
+        runs = wait_for_idle(page, quiet_ms=REWRITE_QUIET_MS)  # the URL the run left
         assert "cl_size_text" not in page.url, page.url
         assert "cl_nodes=2" in page.url, page.url
         box = page.locator('input[aria-label="or type a size"]')
         expect(box).to_have_value("")
         box.fill("   ")
         box.press("Enter")
-        page.wait_for_timeout(3000)
+        wait_for_run_end(page, runs, quiet_ms=REWRITE_QUIET_MS)
         expect(box).to_have_value("")
         assert "cl_size_text" not in page.url, page.url
         context.close()

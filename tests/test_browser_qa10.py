@@ -9,6 +9,8 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
+from tests._browser import wait_for_plots  # noqa: E402
+
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -48,7 +50,7 @@ def test_a_phone_chart_keeps_its_plot_area_under_its_legend(tabs, app_url, path)
     page = tabs.open(f"{app_url}/{path}", {"width": 390, "height": 844})
     expect(page.locator(".js-plotly-plot .nsewdrag").first).to_be_attached()
     expect(page.locator(".js-plotly-plot g.legend g.traces").first).to_be_attached()
-    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    wait_for_plots(page)  # plotly's second layout pass (automargin) settles
     charts = page.evaluate(_PLOT_AREAS_JS)
     assert charts and charts[0]["entries"] >= 6, charts  # the legend that wrapped
     assert all(c["plot"] is not None and c["plot"] >= MIN_PLOT_AREA_PX for c in charts), charts

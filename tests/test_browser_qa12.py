@@ -10,6 +10,8 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
+from tests._browser import wait_for_plots  # noqa: E402
+
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -39,7 +41,7 @@ def test_a_phone_memory_compare_chart_keeps_its_plot_area(tabs, app_url):
         {"width": 390, "height": 844},
     )
     expect(page.get_by_text("Memory per GPU, A and B")).to_be_attached()
-    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    wait_for_plots(page)  # plotly's second layout pass (automargin) settles
     charts = page.evaluate(_MEMORY_CHART_JS)
     compare = next(c for c in charts if "A and B" in c["title"])
     assert not compare["tilted"], charts
@@ -72,7 +74,7 @@ def test_a_phone_scaling_chart_keeps_its_end_labels_whole(tabs, app_url):
         f"{app_url}/ddp?ddp_chart_tab=Scaling+vs+GPU+count", {"width": 390, "height": 844}
     )
     expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
-    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    wait_for_plots(page)  # plotly's second layout pass (automargin) settles
     chart = page.evaluate(_SCALING_LABELS_JS)
     assert len(chart["labels"]) >= 5, chart
     for label in chart["labels"]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
+from tests._browser import wait_for_plots
+
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -56,7 +58,7 @@ def test_a_phone_crossover_label_stays_inside_the_chart(tabs, app_url, query, ti
     road and is held to it."""
     page = tabs.open(f"{app_url}/?{query}", {"width": 390, "height": 844})
     expect(page.locator(".js-plotly-plot g.legend text.legendtext").first).to_be_attached()
-    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    wait_for_plots(page)  # plotly's second layout pass (automargin) settles
     chart = page.evaluate(_CHART_LABELS_JS, title)
     assert chart["labels"], chart
     assert chart["points"] == 0, chart  # no text label on the plot area

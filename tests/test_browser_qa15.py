@@ -9,6 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
+from tests._browser import wait_for_plots
 from tests.test_app import _text, assert_clean, metrics, open_page
 
 expect = playwright_api.expect
@@ -60,7 +61,7 @@ def test_the_one_node_label_clears_the_cliff_chart_s_title(chromium_browser, app
         page.goto(f"{app_url}/cluster?cl_nodes=8&cl_size_text=14GB")
         entry = page.locator(".js-plotly-plot g.legend g.traces", has_text="one node (8 GPUs)")
         expect(entry).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+        wait_for_plots(page)  # plotly's second layout pass (automargin) settles
         chart = page.evaluate(_CHART_BOXES_JS, "The cliff")
         assert not [n for n in chart["notes"] if "one node" in n["text"]], chart
         (note,) = [n for n in chart["legend"] if n["text"] == "one node (8 GPUs)"]

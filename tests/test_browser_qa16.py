@@ -9,6 +9,8 @@ import re
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
+from tests._browser import count_runs, wait_for_idle, wait_for_plots, wait_for_run_end
+
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
 expect.set_options(timeout=TIMEOUT_MS)
@@ -30,7 +32,7 @@ _TITLES_JS = """
 def _titles(page, path: str, app_url: str, wait: str) -> dict[str, dict]:
     page.goto(f"{app_url}/{path}")
     expect(page.locator(".js-plotly-plot .gtitle", has_text=wait).first).to_be_attached()
-    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    wait_for_plots(page)  # plotly's second layout pass (automargin) settles
     return {c["text"]: c for c in page.evaluate(_TITLES_JS)}
 
 
@@ -82,6 +84,7 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
     pushes of a switch replace its first entry."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
+        count_runs(context)
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         nav = page.get_by_test_id("stSidebarNav")
@@ -89,10 +92,11 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
         expect(page.get_by_test_id("stMetricValue").first).to_be_visible()
 
         def switch(title: str, path: str) -> int:
+            runs = wait_for_idle(page)
             before = page.evaluate("history.length")
             nav.get_by_text(title, exact=True).click()
             expect(page).to_have_url(re.compile(rf"/{path}(\?|$)"))
-            page.wait_for_timeout(3000)  # every URL change of the run has reached the browser
+            wait_for_run_end(page, runs)  # every URL change of the run has reached the browser
             return page.evaluate("history.length") - before
 
         assert switch("Batch", "batch") == 1  # Memory's URL held no input
@@ -106,7 +110,7 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
         ranks.press("Enter")  # a whole-number box: the app writes it too
         memory_url = re.compile(r"/memory\?(?=.*params=13B)(?=.*dp_ranks=16)(?=.*zero_stage=3)")
         expect(page).to_have_url(memory_url)
-        page.wait_for_timeout(1000)
+        wait_for_idle(page)  # the inputs' runs have ended
         assert switch("Batch", "batch") == 1  # was 2: /memory without params=13B, then /batch
         assert switch("Memory", "memory") == 1  # was 4: the page, then each input put back
         expect(page).to_have_url(memory_url)

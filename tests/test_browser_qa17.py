@@ -10,7 +10,7 @@ from pathlib import Path
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import LOG_INPUT
+from tests._browser import LOG_INPUT, REWRITE_QUIET_MS, count_runs, wait_for_idle
 from tests.test_app import assert_clean, open_page
 
 expect = playwright_api.expect
@@ -63,6 +63,7 @@ def test_replacing_the_log_leaves_no_old_cluster_in_the_url(chromium_browser, ap
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
+        count_runs(page)
         page.goto(f"{app_url}/validate")
         for log, preset in zip(logs, presets, strict=True):
             page.locator(LOG_INPUT).set_input_files(str(LOGS / log))
@@ -70,7 +71,8 @@ def test_replacing_the_log_leaves_no_old_cluster_in_the_url(chromium_browser, ap
                 f"cluster = {preset} (the bundled run's preset)"
             )
             expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
-            page.wait_for_timeout(1500)  # every URL write of the runs has reached the browser
+            # every URL write of the runs has reached the browser
+            wait_for_idle(page, quiet_ms=REWRITE_QUIET_MS)
             assert "val_cluster" not in page.url, (log, page.url)
     finally:
         context.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
+from tests._browser import wait_for_plots
 from tests.test_browser_qa12 import _SCALING_LABELS_JS
 
 pytestmark = pytest.mark.browser
@@ -47,7 +48,7 @@ def test_the_scaling_charts_point_labels_do_not_overlap(chromium_browser, app_ur
         page = context.new_page()
         page.goto(f"{app_url}/ddp?ddp_chart_tab=Scaling+vs+GPU+count")
         expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+        wait_for_plots(page)  # plotly's second layout pass (automargin) settles
         labels = page.evaluate(_LABEL_BOXES_JS)
         assert len(labels) >= 5, labels
         clashes = [

@@ -17,7 +17,7 @@ import re
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import reused_tabs
+from tests._browser import REWRITE_QUIET_MS, reused_tabs, wait_for_idle, wait_for_run_end
 
 pytestmark = pytest.mark.browser
 
@@ -84,10 +84,12 @@ def test_a_typed_count_survives_a_page_switch_and_a_reload_as_digits(tabs, app_u
 
     nav.get_by_text("Batch", exact=True).click()
     expect(page).to_have_url(re.compile(r"/batch$"))
+    runs = wait_for_idle(page)
     nav.get_by_text("Memory", exact=True).click()
     expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
     expect(box).to_have_value("10")
-    page.wait_for_timeout(1000)  # a rerun that rewrote the URL would land by now
+    # a rerun that rewrote the URL would land by now
+    wait_for_run_end(page, runs, quiet_ms=REWRITE_QUIET_MS)
     expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
 
     page.reload()

@@ -9,6 +9,8 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
+from tests._browser import settled  # noqa: E402
+
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -55,7 +57,6 @@ def test_a_number_stays_on_the_line_of_its_unit_at_390_px(tabs, app_url, path, l
     page = tabs.open(f"{app_url}/{path}", {"width": 390, "height": 844})
     expect(page.get_by_text(last_caption).first).to_be_visible()
     expect(page.locator('[data-testid="stMarkdownContainer"] table td').first).to_be_visible()
-    page.wait_for_timeout(1000)  # the tables after the caption settle
-    got = page.evaluate(_SPLIT_JS)
+    got = settled(page, _SPLIT_JS)  # the tables after the caption settle
     assert got["seen"] >= 20, got  # the tables were there and were measured
     assert not got["split"], got

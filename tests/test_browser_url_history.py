@@ -23,6 +23,7 @@ import playwright.sync_api as playwright_api  # the test extra; a missing stack 
 import pytest
 from streamlit.testing.v1 import local_script_runner
 
+from tests._browser import REWRITE_QUIET_MS, count_runs, wait_for_idle, wait_for_run_end
 from tests.test_app import REFERENCE, REFERENCE_LOGS, assert_clean, open_page
 
 expect = playwright_api.expect
@@ -55,6 +56,7 @@ def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, 
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
+        count_runs(page)
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"{app_url}/memory")
         ranks = page.get_by_role("spinbutton", name="Data-parallel ranks N")
@@ -78,11 +80,13 @@ def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, 
         expect(ranks).to_have_value("8")
         expect(memory).to_have_text(zero3)
         expect(page).to_have_url(re.compile(r"/memory\?zero_stage=3$"))
+        runs = wait_for_idle(page)
         page.go_back()  # the page as first opened: both inputs at their defaults
         expect(page.get_by_role("radio", name=ZERO_0)).to_be_checked()
         expect(ranks).to_have_value("8")
         expect(memory).to_have_text(first)
-        page.wait_for_timeout(1_000)  # a rerun that wrote zero_stage=3 back would land by now
+        # a rerun that wrote zero_stage=3 back would land by now
+        wait_for_run_end(page, runs, quiet_ms=REWRITE_QUIET_MS)
         expect(page).to_have_url(re.compile(r"/memory$"))
 
         page.go_forward()
