@@ -22,8 +22,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ._limits import plain_number
-
 F = TypeVar("F", bound=Callable[..., Any])
 _STATE = threading.local()  # depth > 0 inside a checked call: only the outermost call checks
 
@@ -176,6 +174,8 @@ def said(value: object) -> str:
     >>> said(np.float64(1.5)), said(np.int64(0)), said(np.array(2.0)), said(np.float64("nan"))
     ('1.5', '0', '2.0', 'nan')
     """
+    from ._limits import plain_number  # here: the formula layer loads no limits at import
+
     text = repr(plain_number(value))
     if "\n" in text and hasattr(value, "shape"):
         return f"an array of shape {tuple(value.shape)}"

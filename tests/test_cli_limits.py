@@ -32,6 +32,7 @@ BASE: dict[str, list[str]] = {
     "presets show": ["presets", "show", "dgx-h100"],
     "validate torch": ["validate", "torch", "-o", "r.jsonl"],
     "validate compare": ["validate", "compare"],
+    "validate compute": ["validate", "compute", "--arch", "llama-3.1-8b", "--dry-run"],
     "validate nccl-tests run": ["validate", "nccl-tests", "run", "-o", "out", "--dry-run"],
     "app": ["app"],  # only refusals are run: a --port out of range never starts the server
 }

@@ -76,6 +76,11 @@ COMMAND = re.compile(
 
 #: Modules whose literals may name a costmodel CLI command, and why.
 COMMAND_ALLOWED: dict[str, str] = {
+    "costmodel/validation/compute_bench.py": (
+        "the compute job's own argparse help and refusals (run as `python -m` on a GPU node or "
+        "by `costmodel validate compute`, whose options are its flags): where its measurement "
+        "goes next (`costmodel step --compute-time`)"
+    ),
     "costmodel/validation/torch_bench.py": (
         "the torch job's own argparse help: which `costmodel validate` command sets its flags "
         "(it is launched by that command, not called through the API)"
@@ -84,6 +89,11 @@ COMMAND_ALLOWED: dict[str, str] = {
 
 #: (module, literal) -> why a validation/ literal may name a flag: not costmodel's flags.
 VALIDATION_FLAGS: dict[str, str] = {
+    "costmodel/validation/compute_bench.py": (
+        "the compute job: a script with its own argparse flags (--arch, --layers, --seq), the "
+        "same names `costmodel validate compute` gives its options; its messages are its own "
+        "CLI's words"
+    ),
     "costmodel/validation/torch_bench.py": (
         "the torch job: a script with its own argparse flags (--backend, --min-bytes), run by a "
         "launcher on the cluster; its messages are its own CLI's words"
