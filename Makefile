@@ -4,11 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
-# pytest-xdist workers for `make test`/`test-fast`: 3 on the CI machine's 2 cores, since the real-browser
-# modules spend most of their wall time waiting on chromium and Streamlit (docs/speed.md, "Test-suite
-# time"), so a third worker overlaps those waits (WORKERS=auto for more cores; the file-by-file
-# scheduling is tests/conftest.py's)
-WORKERS ?= 3
+# pytest-xdist workers for `make test`/`test-fast` (2 = the CI machine's cores; WORKERS=auto for more;
+# the file-by-file scheduling is tests/conftest.py's)
+WORKERS ?= 2
 PYTEST_PARALLEL := -n $(WORKERS) --dist loadfile
 
 .PHONY: run test test-fast bench bench-estimators lint format clean venv chromium
