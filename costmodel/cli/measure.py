@@ -559,7 +559,9 @@ def validate_compute(
         return
     row = compute_bench.run(args)
     if output is not None:
-        compute_bench.append_row(row, output)
+        from ..validation.runner import append_record
+
+        append_record(output, row)
     if as_json:
         _print_json(row)
     else:

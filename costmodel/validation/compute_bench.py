@@ -37,8 +37,6 @@ falls in the compute band. torch is imported only here and in
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -133,6 +131,7 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
 
         def forward(self, x: Any) -> Any:
             v = x.float()
+            # eps 1e-5: Llama 2's config.json rms_norm_eps (the time does not depend on it)
             v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-5)
             return self.weight * v.to(x.dtype)
 
@@ -195,6 +194,8 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
         def forward(self, ids: Any) -> Any:
             s = ids.shape[1]
             pos = torch.arange(s, device=ids.device, dtype=torch.float32)
+            # base 10000: RoPE's (Su et al. 2021, eq. 15); Llama 3 uses 500000, which changes
+            # the angles, not the work timed
             inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, device=ids.device).float() / d))
             ang = torch.outer(pos, inv)
             ang = torch.cat((ang, ang), dim=-1)
@@ -576,16 +577,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return row
 
 
-def append_row(row: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Append ``row`` as one JSON line to ``path`` (created when missing), flushed to disk:
-    rows of earlier runs stay, as in torch_bench's results files."""
-    line = json.dumps(row, allow_nan=False)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -598,7 +589,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(summary(row))
     if args.output:
-        append_row(row, args.output)
+        from .runner import append_record
+
+        append_record(args.output, row)
     return 0
 
 

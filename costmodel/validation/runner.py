@@ -861,9 +861,12 @@ def _runs_done(runs_path: Path) -> set[tuple[str, str | None]]:
     return done
 
 
-def _log_run(runs_path: Path, record: dict[str, Any]) -> None:
-    drop_partial_line(runs_path)  # a record cut by a kill would swallow this one
-    with runs_path.open("a", encoding="utf-8") as handle:
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append ``record`` as one JSON line, flushed to disk, after dropping a line an earlier
+    killed writer left cut (``runs.jsonl`` here; a compute job's rows, ``compute_bench``)."""
+    path = Path(path)
+    drop_partial_line(path)  # a record cut by a kill would swallow this one
+    with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
@@ -1216,7 +1219,7 @@ def _run_all(
         try:
             status, rc, reason = _execute(spec, log_path, timeout_s)
         except KeyboardInterrupt:
-            _log_run(
+            append_record(
                 runs_path,
                 {
                     "key": spec.key,
@@ -1264,7 +1267,7 @@ def _run_all(
                 log=str(log_path),
             )
         summary.rows += rows
-        _log_run(
+        append_record(
             runs_path,
             {
                 "key": spec.key,
