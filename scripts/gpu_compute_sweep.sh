@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The shape of one GPU's compute time: forward + backward of one micro-batch across tokens per
+# micro-batch (sequence length x micro-batch) and hidden size, each beside the fitted
+# prediction (costmodel.validation.compute_bench), plus the HBM bandwidth a plain device copy
+# reaches (the ceiling the optimizer-step model's bandwidth fraction is measured against).
+# Run from the repository root on a machine with a CUDA GPU (python3 with torch, costmodel
+# importable: `pip install -e '.[validate]'` or PYTHONPATH=.). Results under $OUT (default
+# gpu-sweep/): compute.jsonl, compute.log, hbm.json. docs/gpu-checks.md records each run.
+set -u
+OUT=${OUT:-gpu-sweep}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,power.limit,clocks.max.sm,driver_version --format=csv \
+  | tee "$OUT/nvidia-smi.csv"
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+while read -r args; do
+  [ -z "$args" ] && continue
+  # shellcheck disable=SC2086
+  timeout 120 python3 -m costmodel.validation.compute_bench $args -o "$OUT/compute.jsonl" \
+    2>&1 | tee -a "$OUT/compute.log"
+done <<'CONFIGS'
+--arch llama-3.1-8b --seq 512 --micro-batch 1
+--arch llama-3.1-8b --seq 1024 --micro-batch 1
+--arch llama-3.1-8b --seq 2048 --micro-batch 1
+--arch llama-3.1-8b --seq 4096 --micro-batch 1
+--arch llama-3.1-8b --seq 2048 --micro-batch 4
+--arch llama-3.1-8b --seq 512 --micro-batch 8
+--arch llama-3.1-8b --seq 1024 --micro-batch 4
+--arch llama-3.1-8b --seq 1024 --micro-batch 8
+--arch llama-3.1-70b --layers 8 --seq 4096 --micro-batch 1
+--arch llama-3.1-405b --layers 2 --seq 4096 --micro-batch 1
+CONFIGS
+# device-to-device copy of 4 GiB: read + write bytes over the median time
+timeout 60 python3 - <<'PY' 2>&1 | tee "$OUT/hbm.json"
+import json, statistics, torch
+n = 1 << 32
+a = torch.empty(n, dtype=torch.uint8, device="cuda")
+b = torch.empty_like(a)
+for _ in range(3):
+    b.copy_(a)
+torch.cuda.synchronize()
+times = []
+for _ in range(20):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    b.copy_(a)
+    end.record()
+    torch.cuda.synchronize()
+    times.append(start.elapsed_time(end) / 1e3)
+t = statistics.median(times)
+print(json.dumps({"device": torch.cuda.get_device_name(), "bytes_moved": 2 * n, "median_s": t,
+                  "times_s": times, "bandwidth_bytes_per_s": 2 * n / t}))
+PY

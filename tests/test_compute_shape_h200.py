@@ -1,0 +1,127 @@
+"""The project's own sweep of one H200's compute time (tests/data/gpu_sweep_h200_2026-12-04,
+scripts/gpu_compute_sweep.sh: ten eager bf16 configurations across tokens per micro-batch,
+sequence length at equal tokens and hidden size, and a device-to-device copy), held against the
+fitted compute's shape terms (docs/gpu-checks.md, "the shape of the compute time"). No GPU
+needed: the rows are read, the predictions recomputed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from costmodel.memory import training_memory
+from costmodel.validation import compute_bench as cb
+
+SWEEP = Path(__file__).parent / "data" / "gpu_sweep_h200_2026-12-04"
+# the first run's 8192 x 1 row of llama-3.1-8b (same GPU type, driver and torch, that morning)
+FIRST = Path(__file__).parent / "data" / "gpu_check_h200_2026-12-04" / "compute.jsonl"
+
+
+def _rows(path: Path = SWEEP / "compute.jsonl") -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _arch(row: dict):
+    cut = "[" in row["arch"]
+    return cb.arch_for(row["arch"].split("[")[0], row["layers"] if cut else None)
+
+
+def _row(seq: int, micro_batch: int, rows: list[dict] | None = None) -> dict:
+    (row,) = [
+        r
+        for r in (rows if rows is not None else _rows())
+        if r["arch"] == "llama-3.1-8b" and (r["seq"], r["micro_batch"]) == (seq, micro_batch)
+    ]
+    return row
+
+
+def test_the_sweep_is_what_its_rows_say():
+    """Ten rows on the GPU the run reported; each row's FLOPs, median and prediction are what
+    costmodel computes today for its architecture, so the bounds below compare like with like."""
+    rows = _rows()
+    assert len(rows) == 10
+    assert "NVIDIA H200, 143771 MiB, 700.00 W" in (SWEEP / "nvidia-smi.csv").read_text()
+    for r in rows:
+        arch = _arch(r)
+        assert r["device"] == "NVIDIA H200" and r["compile"] == "none" and r["dtype"] == "bf16"
+        assert r["params"] == arch.params and r["tokens"] == r["seq"] * r["micro_batch"]
+        assert r["model_flops"] == pytest.approx(
+            arch.training_flops_per_token(r["seq"]) * r["tokens"]
+        )
+        times = sorted(r["times_s"])
+        assert r["compute_s"] == pytest.approx((times[4] + times[5]) / 2)
+        predicted = cb.predicted(arch, "hgx-h200", r["seq"], r["micro_batch"])
+        assert r["predicted_compute_s"] == pytest.approx(predicted["predicted_compute_s"])
+
+
+def test_the_fitted_compute_time_across_the_sweep():
+    """Goal: the compute band (x0.91-x1.12) holds every row. Achieved 2026-12-04: 4 of 10
+    (measured/compute 0.752-0.969; slowest at 1,024-2,048 tokens, where one GPU's throughput has
+    already saturated and the fitted T0/T term, fitted on one-node FSDP steps, has not).
+    Held: no row priced more than 26% slow, none faster than measured (a refit that moves
+    the H200 price further away fails)."""
+    ratios = {(r["arch"], r["seq"], r["micro_batch"]): r["ratio"] for r in _rows()}
+    assert min(ratios.values()) >= 0.74, ratios
+    assert max(ratios.values()) <= 1.0, ratios
+    # at equal tokens, short sequences are priced closer than long ones (attention, below)
+    assert ratios[("llama-3.1-8b", 512, 8)] > ratios[("llama-3.1-8b", 4096, 1)]
+
+
+def test_attention_is_priced_above_what_one_h200_spends():
+    """At the same tokens per micro-batch, a longer sequence adds attention work only. Measured
+    2026-12-04: 512 x 8 -> 4096 x 1 added 21 ms against 58 ms priced, 1024 x 8 -> 8192 x 1
+    (the first run's row) 102 ms against 233 ms: 0.36 and 0.44 of the price (the fit's
+    attention weight rho, from published runs mostly on A100s). Goal 1.0; held: between 0.3
+    and 1.0, so neither a heavier attention term nor one below the measurement passes."""
+    pairs = [(_row(512, 8), _row(4096, 1)), (_row(1024, 8), _row(8192, 1, _rows(FIRST)))]
+    for short, long in pairs:
+        assert short["tokens"] == long["tokens"]
+        measured = long["compute_s"] - short["compute_s"]
+        priced = long["predicted_compute_s"] - short["predicted_compute_s"]
+        assert measured > 0 and priced > 0
+        assert 0.3 <= measured / priced <= 1.0, (long["seq"], measured / priced)
+
+
+def test_wider_matmuls_run_at_a_higher_mfu():
+    """The fitted ``1 + h0/h`` term says wider matmuls reach more of the peak; the sweep's MFU
+    rises with the hidden size at 4,096 tokens: 0.527 (4,096), 0.586 (8,192), 0.615 (16,384)."""
+    by_width = sorted(
+        (_arch(r).hidden, r["mfu"]) for r in _rows() if (r["seq"], r["micro_batch"]) == (4096, 1)
+    )
+    assert [h for h, _ in by_width] == [4096, 8192, 16384]
+    mfus = [m for _, m in by_width]
+    assert mfus == sorted(mfus) and mfus[-1] / mfus[0] > 1.1, by_width
+
+
+def test_the_memory_model_against_the_sweep():
+    """The memory model's weights + gradients + activations above the peak allocated on every
+    row (2-37 %): never a false "fits". At 2,048 tokens and below the peak is barely above the
+    bf16 weights and gradients (the activations are freed as the gradients fill), so the sum of
+    the parts is furthest above it (1.369); held at [1.0, 1.40] on this measurement."""
+    for r in _rows():
+        arch = _arch(r)
+        m = training_memory(arch=arch, sequence_length=r["seq"], micro_batch=r["micro_batch"])
+        parts = m.weights_bytes + m.gradients_bytes + m.activations_bytes
+        assert r["peak_memory_bytes"] > m.weights_bytes + m.gradients_bytes  # the run held both
+        assert 1.0 <= parts / r["peak_memory_bytes"] <= 1.40, (r["arch"], r["tokens"])
+
+
+def test_the_optimizer_bandwidth_fraction_is_below_what_a_copy_reaches():
+    """A 4 GiB device-to-device copy moved 4.28 TB/s (read + write), 0.892 of the H200's
+    datasheet 4.8 TB/s (as presets/gpus cites it). The optimizer step's assumed fraction of the
+    datasheet bandwidth must stay below what a plain copy reaches (a physical bound: an update
+    reading and writing four tensors moves no faster than a copy)."""
+    from costmodel import presets
+    from costmodel.compute import HBM_ACHIEVABLE_FRACTION
+
+    copy = json.loads((SWEEP / "hbm.json").read_text())
+    assert copy["device"] == "NVIDIA H200" and copy["bytes_moved"] == 2 * 4 * 2**30
+    times = sorted(copy["times_s"])
+    median = (times[9] + times[10]) / 2
+    assert copy["median_s"] == pytest.approx(median)
+    datasheet = float(presets.load("h200-sxm").memory_bandwidth_bytes_per_s)
+    fraction = copy["bytes_moved"] / median / datasheet
+    assert fraction == pytest.approx(0.892, abs=0.002)
+    assert HBM_ACHIEVABLE_FRACTION < fraction
