@@ -20,7 +20,7 @@ import pytest
 
 from costmodel.reference import reference_path
 from costmodel.web.page_validate import RESULTS_BOXES
-from tests._browser import LOG_INPUT
+from tests._browser import LOG_INPUT, count_runs, wait_for_idle, wait_for_run_end
 from tests.test_validate_qa10 import bundled_results, calibration_of
 
 pytestmark = pytest.mark.browser
@@ -38,6 +38,7 @@ def page(chromium_browser):
     """One page for the module's checks, each loading its URL afresh (a new Streamlit session;
     a page per test cost a new renderer each: tests/_browser.Tabs)."""
     context = chromium_browser.new_context(viewport={"width": 1440, "height": 1100})
+    count_runs(context)  # for wait_for_idle and wait_for_run_end
     p = context.new_page()
     p.set_default_timeout(TIMEOUT_MS)
     yield p
@@ -59,12 +60,18 @@ def test_a_reference_run_takes_a_calibration_from_the_box_at_its_end(page, app_u
     expect(page.locator(CALIBRATION_INPUT)).to_have_count(0)  # the first view: no uploader
     box = page.get_by_test_id("stExpander").filter(has_text="calibration TOML instead")
     box.locator("summary").click()
+    # each metric is read once the run an action starts has ended (while it runs, the last
+    # run's elements stay beside the new ones: two "Rows compared" at once)
+    runs = wait_for_idle(page)
     page.locator(CALIBRATION_INPUT).set_input_files(str(cal))
+    wait_for_run_end(page, runs)
     expect(page.get_by_text("Predicted with calibration cal.toml")).to_be_visible()
     expect(page.get_by_text("its box at the page's end")).to_be_visible()
     expect(_metric(page, "Rows within the expected error")).to_have_text(re.compile(r"^\d+ of"))
     # removed (the file's x in the box): the preset predicts again
+    runs = wait_for_idle(page)
     page.locator(".st-key-val_calibration [data-testid='stFileChipDeleteBtn'] button").click()
+    wait_for_run_end(page, runs)
     expect(page.get_by_text("Predicted with calibration cal.toml")).to_have_count(0)
     expect(_metric(page, "Rows compared")).to_have_text(re.compile(r"^\d+ of \d+$"))
 
