@@ -9,16 +9,11 @@ set -u
 OUT=${OUT:-gpu-check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,memory.total,power.limit,clocks.max.sm,driver_version --format=csv \
-  | tee "$OUT/nvidia-smi.csv"
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"
+# shellcheck source=scripts/gpu_lib.sh
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_header "$OUT"
 # forward + backward of one micro-batch, measured beside the fitted prediction for the GPU
-while read -r args; do
-  [ -z "$args" ] && continue
-  # shellcheck disable=SC2086
-  timeout 150 python3 -m costmodel.validation.compute_bench $args -o "$OUT/compute.jsonl" \
-    2>&1 | tee -a "$OUT/compute.log"
-done <<'CONFIGS'
+time_configs "$OUT" 150 <<'CONFIGS'
 --arch llama-3.1-8b --seq 4096 --micro-batch 1
 --arch llama-3.1-8b --seq 2048 --micro-batch 2
 --arch llama-3.1-8b --seq 8192 --micro-batch 1
