@@ -100,6 +100,61 @@ def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, t
     assert len(out.read_text().splitlines()) == 2
 
 
+def test_a_checkpointed_model_reruns_each_layer_and_computes_the_same_gradients(tmp_path):
+    """--recompute full checkpoints every layer: each layer's forward runs twice per step (once
+    more in backward), and the loss and every gradient are those of the model without it."""
+    arch = load_arch(str(_tiny_config(tmp_path, False)))
+    ids = torch.randint(0, arch.vocab, (2, 17), generator=torch.Generator().manual_seed(0))
+    results = {}
+    for mode in cb.RECOMPUTE:
+        torch.manual_seed(0)
+        model = cb.build_model(arch, torch, recompute=mode)
+        calls = []
+        for layer in model.model.layers:
+            layer.register_forward_pre_hook(lambda *_, seen=calls: seen.append(1))
+        logits = model(ids[:, :-1])
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+        loss.backward()
+        results[mode] = (loss.item(), [p.grad.clone() for p in model.parameters()], len(calls))
+    (loss0, grads0, calls0), (loss1, grads1, calls1) = results["none"], results["full"]
+    assert (calls0, calls1) == (arch.layers, 2 * arch.layers)
+    assert loss1 == pytest.approx(loss0, rel=1e-6)
+    for g0, g1 in zip(grads0, grads1, strict=True):
+        assert torch.allclose(g0, g1, rtol=1e-5, atol=1e-7)
+
+
+def test_a_recompute_full_row_is_priced_as_step_recompute_full(tmp_path, capsys):
+    """One road: the prediction of a checkpointed run is the compute `costmodel step
+    --recompute full` shows for one GPU, above the same step without it; the row, the printed
+    line and the dry run say "recompute full"."""
+    from ._cli import run
+
+    config = _tiny_config(tmp_path, False)
+    out = tmp_path / "c.jsonl"
+    argv = ["--arch", str(config), "--seq", "32", "--steps", "1", "--warmup", "0", "--dtype"]
+    argv += ["fp32", "--cluster", "dgx-h100", "--recompute", "full", "-o", str(out)]
+    assert cb.main(argv) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["recompute"] == "full"
+    assert "fp32, recompute full: forward + backward" in capsys.readouterr().out
+    step = ["step", "--arch", str(config), "--cluster", "dgx-h100", "--gpus-per-node", "1"]
+    step += ["--strategy", "ddp", "--seq", "32", "--json"]
+    full = json.loads(run(*step, "--recompute", "full").stdout)["compute_s"]
+    plain = json.loads(run(*step).stdout)["compute_s"]
+    assert row["predicted_compute_s"] == pytest.approx(full, rel=1e-9)
+    assert full > plain
+    assert cb.main([*argv[:-2], "--dry-run"]) == 0
+    assert "fp32, recompute full: 0 warm-up and 1 timed" in capsys.readouterr().out
+    from costmodel.memory import training_memory
+
+    args = cb.build_parser().parse_args([*argv[:-2], "--dry-run"])
+    arch = load_arch(str(config))
+    m = training_memory(arch=arch, sequence_length=32, micro_batch=1, recompute="full")
+    assert cb.memory_need_bytes(arch, args) == pytest.approx(
+        2 * (m.weights_bytes + m.gradients_bytes) + m.activations_bytes
+    )
+
+
 def test_no_prediction_without_a_gpu_preset_and_a_compiled_run(tmp_path, capsys):
     """--cluster auto on a CPU has nothing to predict for; --compile traces each layer (the
     eager backend here: inductor needs a compiler and minutes on 2 cores) and the row and the
@@ -268,6 +323,10 @@ def test_validate_compute_is_the_same_job_from_the_cli(tmp_path):
     )
     one_line_error(
         run(*args, "--compile", "max"), "--compile: unknown 'max'; allowed: none, inductor, eager"
+    )
+    one_line_error(
+        run(*args, "--recompute", "selective"),
+        "--recompute: unknown 'selective'; allowed: none, full",
     )
 
 

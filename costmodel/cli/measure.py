@@ -489,6 +489,13 @@ def validate_compute(
             "torchtitan's --compile) or eager (traced only): torch.compile each layer.",
         ),
     ] = "none",
+    recompute: Annotated[
+        str,
+        typer.Option(
+            help="none, or full: every layer's forward rerun in backward (checkpointed), "
+            "priced as `step --recompute full`."
+        ),
+    ] = "none",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="JSON lines file the row is appended to, .jsonl."),
@@ -527,6 +534,7 @@ def validate_compute(
         ("--dtype", dtype, ("bf16", "fp32")),
         ("--optimizer", optimizer, ("none", "adamw")),
         ("--compile", compile_, ("none", "inductor", "eager")),
+        ("--recompute", recompute, compute_bench.RECOMPUTE),
     ):
         if value not in allowed:
             raise ValueError(f"{name}: unknown {value!r}; allowed: {', '.join(allowed)}")
@@ -551,6 +559,7 @@ def validate_compute(
         cluster=cluster,
         optimizer=optimizer,
         compile=compile_,
+        recompute=recompute,
         output=None,  # checked above; appended below, after the row is complete
         dry_run=dry_run,
     )

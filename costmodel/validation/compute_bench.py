@@ -24,6 +24,8 @@ beside :func:`costmodel.compute.optimizer_step_s` (HBM-bound, 28 B per parameter
 ``--steps`` timed iterations follows ``--warmup`` untimed ones, a device synchronise before and
 after; the row keeps the median and every time. ``--layers N`` cuts the depth (a wide model
 that does not fit one GPU; the prediction is made for the same cut architecture).
+``--recompute full`` checkpoints every layer (its forward rerun in backward), priced and sized
+as ``costmodel step --recompute full`` / ``costmodel memory --recompute full``.
 
 The fitted efficiency is a single-node *step* efficiency (FSDP on 8 GPUs, its intra-node
 communication inside: ``costmodel.compute``); the step engine takes the whole node's
@@ -56,6 +58,11 @@ _PRESET_OF_FAMILY = {
     "l40s": "l40s",
     "v100": "v100-sxm2",
 }
+
+
+#: ``--recompute`` choices: none, or full (every layer checkpointed). costmodel also prices
+#: selective modes (``costmodel.compute.CHECKPOINTING``); this job times the two it builds.
+RECOMPUTE = ("none", "full")
 
 
 def gpu_preset_for(device: str) -> str | None:
@@ -114,10 +121,13 @@ def arch_for(name: str, layers: int | None = None) -> Any:
     return a
 
 
-def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) -> Any:
+def build_model(
+    arch: Any, torch: Any, device: Any = None, dtype: Any = None, recompute: str = "none"
+) -> Any:
     """A causal LM of ``arch`` in plain PyTorch whose ``named_parameters()`` are
     ``arch.tensors()`` (names, shapes and order: Hugging Face's LlamaForCausalLM/Qwen2ForCausalLM
-    registration), randomly initialised (std 0.02, norms 1)."""
+    registration), randomly initialised (std 0.02, norms 1); ``recompute="full"`` checkpoints
+    every layer."""
     nn, F = torch.nn, torch.nn.functional
     Module: Any = nn.Module  # a base class mypy can read (torch is typed Any here)
     h, d = arch.hidden, arch.dim_head
@@ -202,7 +212,12 @@ def build_model(arch: Any, torch: Any, device: Any = None, dtype: Any = None) ->
             x = self.model.embed_tokens(ids)
             cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
             for layer in self.model.layers:
-                x = layer(x, cos, sin)
+                if recompute == "full" and torch.is_grad_enabled():
+                    # the layer's activations dropped after forward, its forward rerun in
+                    # backward (Chen et al. 2016, arXiv:1604.06174; torchtitan's full AC)
+                    x = torch.utils.checkpoint.checkpoint(layer, x, cos, sin, use_reentrant=False)
+                else:
+                    x = layer(x, cos, sin)
             x = self.model.norm(x)
             head = self.model.embed_tokens.weight if arch.tied_embeddings else self.lm_head.weight
             return F.linear(x, head)
@@ -228,10 +243,13 @@ def _rotate(x: Any, cos: Any, sin: Any, torch: Any) -> Any:
     return x * cos + rotated * sin
 
 
-def predicted(arch: Any, cluster: str, seq: int, micro_batch: int) -> dict[str, Any]:
+def predicted(
+    arch: Any, cluster: str, seq: int, micro_batch: int, recompute: str = "none"
+) -> dict[str, Any]:
     """The compute of this micro-batch that ``costmodel step`` shows for one GPU of ``cluster``
     (a cluster preset: ``strategy_step`` on a 1-GPU slice of one node, DDP, at its defaults:
-    the fitted one-node step with the whole node's communication taken out) and its band."""
+    the fitted one-node step with the whole node's communication taken out; ``recompute`` as
+    ``step --recompute``, its extra forward included) and its band."""
     from costmodel import presets
     from costmodel.compute import precision_peak_flops
     from costmodel.strategy.step import strategy_step
@@ -245,6 +263,7 @@ def predicted(arch: Any, cluster: str, seq: int, micro_batch: int) -> dict[str, 
         strategy="ddp",
         micro_batch=micro_batch,
         sequence_length=seq,
+        recompute=recompute,
         timeline=False,
     )
     t = step.compute_s
@@ -335,6 +354,13 @@ def build_parser() -> argparse.ArgumentParser:
         "without it)",
     )
     p.add_argument(
+        "--recompute",
+        choices=RECOMPUTE,
+        default="none",
+        help="full: every layer's forward rerun in backward (torch.utils.checkpoint per layer), "
+        "priced as `costmodel step --recompute full` (default none)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="check every argument and print what would be timed and predicted; nothing runs",
@@ -361,7 +387,7 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
     cuda = torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
-    model = build_model(arch, torch, device, dtype)
+    model = build_model(arch, torch, device, dtype, args.recompute)
     if args.compile != "none":
         # each transformer layer compiled in place (regional compilation: one compiled graph
         # serves every layer), as torchtitan's --compile does; the warm-up iterations compile
@@ -404,6 +430,7 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         "tokens": args.seq * args.micro_batch,
         "dtype": args.dtype,
         "compile": args.compile,
+        "recompute": args.recompute,
         "device": device_name(torch, device),
         "torch": torch.__version__,
         "compute_s": statistics.median(times),
@@ -440,9 +467,11 @@ def summary(row: dict[str, Any]) -> str:
 
 
 def _compiled(row: dict[str, Any]) -> str:
-    """``, torch.compile (inductor)`` for a compiled row, else nothing."""
+    """``, torch.compile (inductor)`` for a compiled row and ``, recompute full`` for a
+    checkpointed one, else nothing."""
     backend = row.get("compile", "none")
-    return "" if backend in (None, "none") else f", torch.compile ({backend})"
+    text = "" if backend in (None, "none") else f", torch.compile ({backend})"
+    return text + ("" if row.get("recompute", "none") == "none" else ", recompute full")
 
 
 def _compute_summary(row: dict[str, Any]) -> str:
@@ -472,7 +501,9 @@ def memory_need_bytes(arch: Any, args: argparse.Namespace, cuda: bool = True) ->
     parts were 2-32 % above the measured peak allocated (docs/gpu-checks.md): a safe estimate."""
     from costmodel.memory import training_memory
 
-    m = training_memory(arch=arch, sequence_length=args.seq, micro_batch=args.micro_batch)
+    m = training_memory(
+        arch=arch, sequence_length=args.seq, micro_batch=args.micro_batch, recompute=args.recompute
+    )
     width = 2.0 if args.dtype == "fp32" else 1.0  # fp32 weights and gradients: twice bf16's
     need = width * (m.weights_bytes + m.gradients_bytes) + m.activations_bytes
     if args.optimizer == "adamw":
@@ -537,7 +568,7 @@ def dry_run(args: argparse.Namespace) -> str:
             if args.cluster == "auto"
             else ""
         )
-    p = predicted(arch, args.cluster, args.seq, args.micro_batch)
+    p = predicted(arch, args.cluster, args.seq, args.micro_batch, args.recompute)
     return text + (
         f"; predicted {format_duration(p['predicted_compute_s'])} on one {p['gpu_preset']} of "
         f"{p['cluster']} (band {format_duration(p['band_low_s'])}-"
@@ -552,7 +583,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     _check(args)
     arch = arch_for(args.arch, args.layers)
     if args.cluster not in ("auto", "none"):  # a named preset is checked before anything runs
-        predicted(arch, args.cluster, args.seq, args.micro_batch)
+        predicted(arch, args.cluster, args.seq, args.micro_batch, args.recompute)
     try:
         import torch
     except ImportError:
@@ -567,7 +598,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if cluster in (None, "none"):
         row.update(cluster=None, gpu_preset=None, predicted_compute_s=None)
         return row
-    row.update(predicted(arch, cluster, args.seq, args.micro_batch))
+    row.update(predicted(arch, cluster, args.seq, args.micro_batch, args.recompute))
     if "optimizer_s" in row:
         row.update(predicted_optimizer(arch.params, cluster))
         row["optimizer_ratio"] = row["optimizer_s"] / row["predicted_optimizer_s"]
