@@ -70,6 +70,11 @@ def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, t
     assert cb.main(argv) == 0
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["device"] == "cpu" and row["tokens"] == 64 and len(row["times_s"]) == 2
+    # the forward and loss of each timed iteration, inside it
+    assert len(row["forward_times_s"]) == 2
+    assert all(0 < f < t for f, t in zip(row["forward_times_s"], row["times_s"], strict=True))
+    assert row["forward_fraction"] == pytest.approx(row["forward_s"] / row["compute_s"])
+    assert 0 < row["forward_fraction"] < 1
     assert row["compute_s"] == pytest.approx(
         sorted(row["times_s"])[0] / 2 + sorted(row["times_s"])[1] / 2
     )
@@ -94,6 +99,7 @@ def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, t
     assert row["in_band"] is (want * low <= row["compute_s"] <= want * high)
     said = capsys.readouterr().out
     assert "forward + backward" in said and "on one h100-sxm of dgx-h100" in said
+    assert "of it); MFU" in said and "; forward + loss " in said
     assert ("inside" if row["in_band"] else "outside") in said
     # a second run appends; the first row stays
     assert cb.main(argv) == 0

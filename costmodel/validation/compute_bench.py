@@ -397,12 +397,25 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
     ids = torch.randint(0, arch.vocab, (args.micro_batch, args.seq + 1), device=device, generator=g)
     x, y = ids[:, :-1], ids[:, 1:]
 
-    def step() -> None:
+    def step() -> float:
+        """One forward, loss and backward; the forward and loss's time [s] (CUDA events on a
+        GPU, no synchronise between the two halves; the clock on a CPU)."""
         for p in model.parameters():
             p.grad = None
+        marks = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if cuda else []
+        if cuda:
+            marks[0].record()
+        t0 = time.perf_counter()
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), y.flatten())
+        if cuda:
+            marks[1].record()
+        forward = time.perf_counter() - t0
         loss.backward()
+        if cuda:
+            marks[1].synchronize()
+            forward = marks[0].elapsed_time(marks[1]) / 1e3
+        return forward
 
     def sync() -> None:
         if cuda:
@@ -410,11 +423,11 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
 
     for _ in range(args.warmup):
         step()
-    times = []
+    times, forwards = [], []
     for _ in range(args.steps):
         sync()
         t0 = time.perf_counter()
-        step()
+        forwards.append(step())
         sync()
         times.append(time.perf_counter() - t0)
     from .torch_bench import device_name
@@ -435,6 +448,11 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         "torch": torch.__version__,
         "compute_s": statistics.median(times),
         "times_s": times,
+        # forward + loss of each timed iteration; against FORWARD_FRACTION (1/3), the split
+        # of the step's timeline and of the recomputation's price
+        "forward_s": statistics.median(forwards),
+        "forward_times_s": forwards,
+        "forward_fraction": statistics.median(forwards) / statistics.median(times),
         "peak_memory_bytes": int(torch.cuda.max_memory_allocated()) if cuda else None,
         "model_flops": arch.training_flops_per_token(args.seq) * args.seq * args.micro_batch,
         "_arch": arch,
@@ -480,7 +498,12 @@ def _compute_summary(row: dict[str, Any]) -> str:
     text = (
         f"{row['arch']} on {row['device']}, seq {row['seq']} x micro-batch {row['micro_batch']}, "
         f"{row['dtype']}{_compiled(row)}: forward + backward {t(row['compute_s'])} "
-        f"({row['tokens'] / row['compute_s']:,.0f} tokens/s)"
+        f"({row['tokens'] / row['compute_s']:,.0f} tokens/s"
+        + (
+            f"; forward + loss {t(row['forward_s'])}, {row['forward_fraction']:.2f} of it)"
+            if row.get("forward_s") is not None
+            else ")"
+        )
     )
     if row.get("predicted_compute_s") is None:
         return text + "; no cluster preset to predict for (--cluster NAME)"
