@@ -13,6 +13,18 @@ rho = 1); grouped cross-validation leaves out one (source, GPU type) group at a 
 everything on the rest and scores the group. A term is kept only if it lowers the grouped median
 |error|.
 
+Per GPU family (``rho_family``, ``t0_family``; scored 2026-12-04, after one H200 spent 0.36-0.44
+of the priced attention time and ran flat from 2,048 tokens a micro-batch, docs/gpu-checks.md):
+the chosen form with ``rho``, or ``T0``, one per family (ampere, hopper; fp8 rows are hopper)
+instead of shared, the other family's value an outer loop over the same grid. Not kept: grouped
+median / p90 |error| 4.97 % / 17.7 % (rho) and 4.44 % / 15.2 % (T0) against 4.11 % / 12.7 %.
+Fitted on every row, hopper's rho is 2.10 against ampere's 1.69 (the published H100 rows ask
+for more attention time, not the H200's 0.4x), hopper's T0 637 against ampere's 1,707 (toward
+the H200's flat throughput). Without the llm-foundry H100 group hopper rests on torchtitan's one
+row (rho 1.02, T0 1,229) and that group's held-out median is 14.8 % (rho) and 7.6 % (T0),
+8.5 % shared; in-sample median |error| per key (ampere-bf16, hopper-bf16, hopper-fp8): shared
+3.3, 7.5, 3.3 %; rho per family 2.9, 4.3, 9.7 %; T0 per family 3.2, 6.3, 3.7 %.
+
 Band (:data:`BAND_RULE`): one band for every key, the 10th-90th percentile of the held-out
 observed/predicted time ratios of all rows, pooled over GPU families and precisions (widened to
 hold 1). A new cluster is a new (source, GPU type) group, and a family has one or two groups
@@ -46,6 +58,7 @@ Writes costmodel/data/fitted_compute.toml (constants + CV report). Run:
 from __future__ import annotations
 
 import datetime
+import itertools
 import sys
 import textwrap
 from pathlib import Path
@@ -94,6 +107,14 @@ FORMS = {
         **_SHAPE, fp8=False, power=True, fp8_from_bf16=True
     ),
     "hidden+attention+microbatch+fp8+power": dict(**_SHAPE, fp8=True, power=True),
+    # the chosen shape with the attention weight, or the micro-batch saturation, per GPU
+    # family (ampere, hopper) instead of one shared value (module docstring)
+    "hidden+attention+microbatch+power+fp8-from-bf16+rho-per-family": dict(
+        **_SHAPE, fp8=False, power=True, fp8_from_bf16=True, rho_family=True
+    ),
+    "hidden+attention+microbatch+power+fp8-from-bf16+t0-per-family": dict(
+        **_SHAPE, fp8=False, power=True, fp8_from_bf16=True, t0_family=True
+    ),
 }
 
 
@@ -137,6 +158,23 @@ def _keys(t: pd.DataFrame, form: dict[str, bool]) -> pd.Series:
     return t.family if form["fp8"] else t.key
 
 
+def _family_param(form: dict[str, bool]) -> str | None:
+    """The shape parameter a form fits per GPU family (``rho`` or ``t0``), or None."""
+    fam = [k for k in ("rho", "t0") if form.get(f"{k}_family")]
+    if len(fam) > 1:
+        raise ValueError("fit_compute: one shape parameter per GPU family at a time (grid size)")
+    return fam[0] if fam else None
+
+
+def _per_row(t: pd.DataFrame, v: Any) -> Any:
+    """A per-family shape parameter ({family: value}) as one value per row; a family the fit
+    has not seen gets the mean of the fitted families' values. Anything else unchanged."""
+    if not isinstance(v, dict):
+        return v
+    mean = float(np.mean(list(v.values())))
+    return np.array([v.get(f, mean) for f in t.family], dtype=float)
+
+
 def _xy(
     t: pd.DataFrame, form: dict[str, bool], h0: Any, t0: Any, rho: Any, alpha: Any
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -144,7 +182,10 @@ def _xy(
 
     Without the fp8 term an fp8 row's matmuls run at its own scale against the fp8 peak
     (``lin / k``); with it (Amdahl) the matmul arithmetic runs at the fp8 peak and the rest of
-    the bf16 time stays: ``t P16 = s G - F_lin (1 - 1/k)`` with ``G`` the bf16 shape."""
+    the bf16 time stays: ``t P16 = s G - F_lin (1 - 1/k)`` with ``G`` the bf16 shape. A shape
+    parameter may be one value, one per grid point, one per grid point and row, or one per
+    GPU family (a dict)."""
+    h0, t0, rho = (_per_row(t, v) for v in (h0, t0, rho))
     lin = t.lin.to_numpy() if form["fp8"] else t.lin.to_numpy() / t.k.to_numpy()
     g = lin * (1 + h0 / t.h.to_numpy() + t0 / t.tok.to_numpy()) + rho * t.att.to_numpy()
     g = g * t.pj.to_numpy() ** (-alpha)
@@ -171,7 +212,9 @@ def fit(t: pd.DataFrame, form: dict[str, bool]) -> dict[str, Any]:
 
     For a shape, the relative error of a row is ``s x - y``; the best scale of key k is
     sum(x y) / sum(x^2), its sum of squares sum(y^2) - sum(x y)^2 / sum(x^2): evaluated for
-    the whole grid at once (one exponent of the power term at a time).
+    the whole grid at once (one exponent of the power term at a time). A parameter per GPU
+    family (``rho_family``, ``t0_family``): the first family's value on that grid, the other
+    families' values one grid point at a time (an outer loop); the result is {family: value}.
     """
     h0s = H0_GRID if form["h0"] else np.array([0.0])
     t0s = T0_GRID if form["t0"] else np.array([0.0])
@@ -181,17 +224,39 @@ def fit(t: pd.DataFrame, form: dict[str, bool]) -> dict[str, Any]:
     H, T, R = H.ravel()[:, None], T.ravel()[:, None], R.ravel()[:, None]  # noqa: N806
     keys = _keys(t, form)
     masks = [(keys == k).to_numpy() for k in keys.unique()]
-    best = (np.inf, 0.0, 0.0, 1.0, 0.0)
-    for alpha in alphas:
-        x, y = _xy(t, form, H, T, R, alpha)
-        sse = np.zeros(len(H))
-        for m in masks:
-            sxy, sxx = (x[:, m] * y[m]).sum(axis=1), (x[:, m] ** 2).sum(axis=1)
-            sse += (y[m] ** 2).sum() - sxy**2 / sxx
-        i = int(np.argmin(sse))
-        if sse[i] < best[0]:
-            best = (float(sse[i]), float(H[i, 0]), float(T[i, 0]), float(R[i, 0]), float(alpha))
-    p: dict[str, Any] = dict(zip(("h0", "t0", "rho", "alpha"), best[1:], strict=True))
+    fam = _family_param(form)
+    family = t.family.to_numpy()
+    fams = sorted(set(family)) if fam else []
+    grid = {"h0": h0s, "t0": t0s, "rho": rhos}
+    best_sse, best = np.inf, {"h0": 0.0, "t0": 0.0, "rho": 1.0, "alpha": 0.0}
+    for others in itertools.product(*(grid[fam] for _ in fams[1:])) if fam else [()]:
+        shape = {"h0": H, "t0": T, "rho": R}
+        if fam:  # the first family's value per grid point, the others' fixed
+            row = np.zeros(len(t))
+            for f, v in zip(fams[1:], others, strict=True):
+                row[family == f] = v
+            shape[fam] = np.where(family == fams[0], shape[fam], row)
+        for alpha in alphas:
+            x, y = _xy(t, form, shape["h0"], shape["t0"], shape["rho"], alpha)
+            sse = np.zeros(len(H))
+            for m in masks:
+                sxy, sxx = (x[:, m] * y[m]).sum(axis=1), (x[:, m] ** 2).sum(axis=1)
+                sse += (y[m] ** 2).sum() - sxy**2 / sxx
+            i = int(np.argmin(sse))
+            if sse[i] < best_sse:
+                best_sse = float(sse[i])
+                best = {
+                    "h0": float(H[i, 0]),
+                    "t0": float(T[i, 0]),
+                    "rho": float(R[i, 0]),
+                    "alpha": float(alpha),
+                }
+                if fam:
+                    best[fam] = {
+                        fams[0]: best[fam],
+                        **{f: float(v) for f, v in zip(fams[1:], others, strict=True)},
+                    }
+    p: dict[str, Any] = dict(best)
     p["scale"] = _scales(t, form, p)
     return p
 
@@ -308,10 +373,7 @@ def main() -> None:
         m = (t.group == grp).to_numpy()
         lines.append(f'"{grp}" = {float(np.median(np.abs(1 / cv[m].to_numpy() - 1)))!r}')
     write_text_atomic(OUT, "\n".join(lines) + "\n")
-    print(
-        f"chosen form {chosen}: h0={p['h0']:.0f} T0={p['t0']:.0f} rho={p['rho']:.3f} "
-        f"alpha={p['alpha']:.2f} scales {p['scale']}; wrote {OUT}"
-    )
+    print(f"chosen form {chosen}: {', '.join(_params(p))}; wrote {OUT}")
 
 
 def _band(b: tuple[float, float]) -> list[str]:
@@ -319,16 +381,16 @@ def _band(b: tuple[float, float]) -> list[str]:
     return [f"band_low = {b[0]!r}", f"band_high = {b[1]!r}"]
 
 
+def _value(v: Any) -> str:
+    """TOML of one fitted value: a number, or an inline table (per key or family)."""
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f'"{k}" = {x!r}' for k, x in sorted(v.items())) + " }"
+    return repr(v)
+
+
 def _params(p: dict[str, Any]) -> list[str]:
     """TOML lines of one fit: the shape and its scales (an inline table)."""
-    scales = ", ".join(f'"{k}" = {v!r}' for k, v in sorted(p["scale"].items()))
-    return [
-        f"h0 = {p['h0']!r}",
-        f"t0 = {p['t0']!r}",
-        f"rho = {p['rho']!r}",
-        f"alpha = {p['alpha']!r}",
-        f"scale = {{ {scales} }}",
-    ]
+    return [f"{k} = {_value(p[k])}" for k in ("h0", "t0", "rho", "alpha", "scale")]
 
 
 if __name__ == "__main__":

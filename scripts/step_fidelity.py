@@ -121,6 +121,30 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def per_family_lines(cfit: dict) -> list[str]:
+    """The bullet on the per-GPU-family candidates of the compute fit: their grouped-CV
+    figures from the fit's file, the fitted values from ``scripts/fit_compute.py``'s run
+    (its docstring); none when the file has no such candidate."""
+    cv = cfit["cv"]
+    names = [f"{cfit['form']}+{k}-per-family" for k in ("rho", "t0")]
+    if cfit["form"] in names or not all(n in cv for n in names):
+        return []
+    rho, t0, chosen = cv[names[0]], cv[names[1]], cv[cfit["form"]]
+    return [
+        "- tried, not kept: *rho-per-family*, *t0-per-family* (the attention weight `rho`,",
+        "  or the micro-batch saturation `T0`, one per GPU family, ampere and hopper, instead",
+        "  of shared; scored after one H200 spent 0.36-0.44 of the priced attention time and",
+        "  ran flat from 2,048 tokens a micro-batch, [gpu-checks.md](gpu-checks.md)): held-out",
+        f"  median {pct(rho['median'])}, p90 {pct(rho['p90'])} (rho) and {pct(t0['median'])},",
+        f"  {pct(t0['p90'])} (T0) against {pct(chosen['median'])}, {pct(chosen['p90'])}. Fitted",
+        "  on every row, hopper's rho is 2.10 against ampere's 1.69: the published H100 rows ask",
+        "  for more attention time, not the H200's 0.4x; hopper's T0 is 637 against 1,707,",
+        "  toward the H200's flat curve. Without the llm-foundry H100 group, hopper's value",
+        "  rests on torchtitan's one row (rho 1.02) and that group's held-out median rises to",
+        "  14.8 % (rho per family; T0 per family 7.6 %; shared 8.5 %).",
+    ]
+
+
 def better(cv: dict[str, float], without: dict[str, float]) -> bool:
     """A default is kept only if its held-out median, p90 and max all fall."""
     return all(cv[m] < without[m] for m in ("median", "p90", "max"))
@@ -585,6 +609,7 @@ def main() -> None:
         "  For scaling, the base row's compute is carried to the target by the fitted",
         "  efficiency's ratio between the two micro-batches (above); the power term cancels",
         "  in that ratio, so the scaling figures are unchanged by it.",
+        *per_family_lines(cfit),
         "",
         "| form | held-out median | held-out p90 |",
         "|---|---|---|",
