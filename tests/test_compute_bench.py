@@ -75,6 +75,10 @@ def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, t
     assert all(0 < f < t for f, t in zip(row["forward_times_s"], row["times_s"], strict=True))
     assert row["forward_fraction"] == pytest.approx(row["forward_s"] / row["compute_s"])
     assert 0 < row["forward_fraction"] < 1
+    # no allocator and no device memory to read on a CPU: said as null, never a made-up 0
+    assert (
+        row["peak_memory_bytes"] is row["peak_reserved_bytes"] is row["device_used_bytes"] is None
+    )
     assert row["compute_s"] == pytest.approx(
         sorted(row["times_s"])[0] / 2 + sorted(row["times_s"])[1] / 2
     )

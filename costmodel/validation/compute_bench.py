@@ -454,6 +454,12 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         "forward_times_s": forwards,
         "forward_fraction": statistics.median(forwards) / statistics.median(times),
         "peak_memory_bytes": int(torch.cuda.max_memory_allocated()) if cuda else None,
+        # what the caching allocator held at its peak (allocated + its reserve), and the
+        # device's used memory now (the reserve, the CUDA context and any other process):
+        # against costmodel.memory's fragmentation allowance and cuda_context_bytes
+        "peak_reserved_bytes": int(torch.cuda.max_memory_reserved()) if cuda else None,
+        "device_used_bytes": _device_used(torch) if cuda else None,
+        "reserved_bytes": int(torch.cuda.memory_reserved()) if cuda else None,
         "model_flops": arch.training_flops_per_token(args.seq) * args.seq * args.micro_batch,
         "_arch": arch,
     }
@@ -464,6 +470,12 @@ def measure(args: argparse.Namespace, torch: Any) -> dict[str, Any]:
         times = time_optimizer(arch, torch, device, args.steps, args.warmup)
         row.update(optimizer="adamw", optimizer_s=statistics.median(times), optimizer_times_s=times)
     return row
+
+
+def _device_used(torch: Any) -> int:
+    """The device's used memory [B]: total less free (``torch.cuda.mem_get_info``)."""
+    free, total = torch.cuda.mem_get_info()
+    return int(total - free)
 
 
 def summary(row: dict[str, Any]) -> str:
