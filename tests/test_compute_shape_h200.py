@@ -219,3 +219,36 @@ def test_forward_is_a_third_of_the_step_as_the_timeline_splits_it():
     assert full["forward_s"] == pytest.approx(same["forward_s"], rel=0.05)
     rerun = full["compute_s"] - same["compute_s"]
     assert 0.5 * same["forward_s"] < rerun < same["forward_s"]  # measured 0.76 of it
+
+
+# --- memory the device holds beyond the model (the same day) ------------------------------------
+MEMORY = Path(__file__).parent / "data" / "gpu_memory_h200_2026-12-04"
+
+
+def test_what_the_device_holds_beyond_the_model_fits_the_tight_fit_rule():
+    """The CUDA context (device used less the allocator's reserve, 0.80 GB) and the allocator's
+    reserve above its peak allocated (1.6-18.4 %) took 1.1-4.6 % of the H200's memory on every
+    row: inside ``TIGHT_FIT_HEADROOM`` (5 %), the spare share below which a "fits" says what
+    its total leaves out. And the model's parts at their defaults (no context, no
+    fragmentation) stay within that share of what the device held."""
+    from costmodel import presets
+    from costmodel.strategy.memory import TIGHT_FIT_HEADROOM
+
+    card = float(presets.load("h200-sxm").memory_bytes)
+    rows = _rows(MEMORY / "compute.jsonl")
+    assert len(rows) == 4
+    for r in rows:
+        context = r["device_used_bytes"] - r["reserved_bytes"]
+        assert 0.5e9 < context < 1.0e9, context  # PyTorch's notes: some 0.5-1 GB
+        assert r["peak_reserved_bytes"] >= r["peak_memory_bytes"]
+        beyond = r["device_used_bytes"] - r["peak_memory_bytes"]
+        assert 0 < beyond / card < TIGHT_FIT_HEADROOM, (r["arch"], beyond / card)
+        arch = _arch(r)
+        m = training_memory(
+            arch=arch,
+            sequence_length=r["seq"],
+            micro_batch=r["micro_batch"],
+            recompute=r["recompute"],
+        )
+        parts = m.weights_bytes + m.gradients_bytes + m.activations_bytes
+        assert parts > r["device_used_bytes"] - TIGHT_FIT_HEADROOM * card
