@@ -60,6 +60,8 @@ __all__ = [
     "datasheet_power_w",
     "ddp_step_overhead_s",
     "energy_per_flop_pj",
+    "fit_has_gpu",
+    "fitted_gpu_types",
     "flops_split",
     "gpu_family",
     "gpu_power_w",
@@ -342,6 +344,33 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
     watts = gpu_power_w(gpu)  # its power limit, else datasheet (a clear error without one)
     u, v, w, m = _coefficients(held_out, watts, fam, p16, p8, precision)
     return ComputeFit(fam, precision, u, v, w, int(t["rows"]), compute_band(held_out), m)
+
+
+def fitted_gpu_types(held_out: str | None = None) -> tuple[str, ...]:
+    """The data GPU types (keys of :data:`costmodel.steps_data.GPU_TYPES`) the fit has rows of:
+    those of its (source/GPU type) groups, ``[cv_groups]`` of ``fitted_compute.toml`` (written by
+    ``scripts/fit_compute.py`` from the rows it fitted), less the group ``held_out``.
+
+    >>> fitted_gpu_types()
+    ('a100-40gb', 'a100-80gb', 'h100-80gb', 'h100-96gb')
+    """
+    groups = _doc().get("cv_groups", {})
+    return tuple(sorted({str(g).split("/", 1)[1] for g in groups if g != held_out}))
+
+
+def fit_has_gpu(gpu: Any, held_out: str | None = None) -> bool:
+    """Whether the fit has rows of this GPU's own card (:func:`costmodel.steps_data.same_gpu`
+    against :func:`fitted_gpu_types`, the map :func:`costmodel.steps_data.row_gpu` prices rows
+    with). False: the GPU is priced from its family's rows at its own peaks and power budget
+    (module docstring), not from rows of its own.
+
+    >>> from costmodel import presets
+    >>> fit_has_gpu(presets.load("h100-sxm")), fit_has_gpu(presets.load("h200-sxm"))
+    (True, False)
+    """
+    from .steps_data import same_gpu
+
+    return any(same_gpu(gpu, t) for t in fitted_gpu_types(held_out))
 
 
 def compute_band(held_out: str | None = None) -> tuple[float, float]:

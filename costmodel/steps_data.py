@@ -41,9 +41,11 @@ __all__ = [
     "POWER_LIMIT_W",
     "ROW_LOSS",
     "STEP_FILES",
+    "gpu_identity",
     "pure_dp_rows",
     "row_gpu",
     "row_power_limit_w",
+    "same_gpu",
     "step_rows",
 ]
 
@@ -101,6 +103,44 @@ def row_gpu(row: Any) -> GPU:
     gpu = presets.load(str(row.gpu_preset), "gpu")
     assert isinstance(gpu, GPU)
     return gpu.with_power_limit_w(row_power_limit_w(row))
+
+
+def gpu_identity(gpu: Any) -> tuple[Any, ...]:
+    """What makes a GPU the card it is, for matching it to the data's GPU types: its
+    architecture, dense fp16/bf16/fp8 peaks [FLOP/s] and device memory [B]. A power limit is a
+    setting, not the card: not in it."""
+    mem = getattr(gpu, "memory_bytes", None)
+    return (
+        *(
+            getattr(gpu, f, None)
+            for f in ("architecture", "fp16_dense_flops", "bf16_dense_flops", "fp8_dense_flops")
+        ),
+        None if mem is None else float(mem),
+    )
+
+
+@functools.cache
+def _type_identity(gpu_type: str) -> tuple[Any, ...]:
+    from . import presets
+
+    name, memory, _ = GPU_TYPES[gpu_type]
+    return (*gpu_identity(presets.load(name, "gpu"))[:-1], float(memory))
+
+
+def same_gpu(gpu: Any, gpu_type: str) -> bool:
+    """Whether ``gpu`` (a GPU preset, at any power limit) is the card of a data GPU type (a key
+    of :data:`GPU_TYPES`): the architecture and peaks of the type's preset (the one
+    :func:`row_gpu` loads) and the type's own device memory (:func:`gpu_identity`). The 40 GB
+    A100 rows are the ``a100-sxm-40gb`` preset's card (the 80 GB preset's peaks, 40 GiB); an
+    H200 is not an H100 (the same peaks, 141 GB).
+
+    >>> from costmodel import presets
+    >>> same_gpu(presets.load("a100-sxm-40gb"), "a100-40gb")
+    True
+    >>> same_gpu(presets.load("h200-sxm"), "h100-80gb"), same_gpu(presets.load("h200-sxm"), "h200")
+    (False, True)
+    """
+    return gpu_identity(gpu) == _type_identity(gpu_type)
 
 
 _MPT_GPU = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-80gb"}

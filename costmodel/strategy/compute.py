@@ -353,12 +353,20 @@ def step_compute(
     lo, hi = fit.band
     limit = getattr(gpu, "power_limit_w", None)
     at = f" at a {float(limit):g} W power limit" if limit is not None else ""
+    # a GPU the fit has no row of (an H200, a GH200) is priced from its family's rows through
+    # the power-per-peak-FLOP term: said, so that the label does not read as fitted on it
+    own = (
+        ""
+        if _c.fit_has_gpu(gpu, held_out)
+        else f"; no {getattr(gpu, 'name', 'such GPU')} row in the fit: its {fam} rows at this "
+        "GPU's peak and power"
+    )
     return ComputeTime(
         t,
         extra / (1 + extra),
         "fitted",
         f"fitted efficiency {fam}/{precision}{at}: MFU {e:.2f} on one node "
-        f"(compute band x{lo:.2f}-x{hi:.2f})",
+        f"(compute band x{lo:.2f}-x{hi:.2f}){own}",
         (lo, hi),
         True,
     )
