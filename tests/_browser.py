@@ -150,8 +150,9 @@ class Tabs:
         self._browser = browser
         self._timeout_ms = timeout_ms
         self._pages: dict[tuple[int, int], Any] = {}
-        #: the URL each page was last loaded at by :meth:`show` (none once :meth:`open` loads)
-        self._shown: dict[tuple[int, int], str] = {}
+        #: the URL each page was last loaded at by :meth:`show`, and that document's
+        #: ``performance.timeOrigin`` (a later load by any road is a new document, a new origin)
+        self._shown: dict[tuple[int, int], tuple[str, float]] = {}
 
     def page(self, viewport: dict[str, int]) -> Any:
         """The module's page of this viewport (made on first use; back at that size if a test
@@ -180,11 +181,13 @@ class Tabs:
     def show(self, url: str, viewport: dict[str, int]) -> Any:
         """The module's page of this viewport at ``url``: as the test before left it, scrolled
         back to the top, where that test's :meth:`show` loaded the same URL at this size;
-        loaded afresh otherwise. Only for tests that read the page and change nothing in it (no
-        click, no typing, no resize): a test after one that does calls :meth:`open`."""
+        loaded afresh otherwise (a load since, by any road, is a new document: its
+        ``performance.timeOrigin`` tells). Only for tests that read the page and change nothing
+        in it (no click, no typing, no resize): a test after one that does calls :meth:`open`."""
         size = (viewport["width"], viewport["height"])
         page = self.page(viewport)
-        if self._shown.get(size) == url and not page.is_closed():
+        shown = self._shown.get(size)
+        if shown and shown == (url, page.evaluate("performance.timeOrigin")):
             page.evaluate(
                 "() => { window.scrollTo(0, 0); for (const e of document.querySelectorAll('*'))"
                 " if (e.scrollTop || e.scrollLeft) { e.scrollTop = 0; e.scrollLeft = 0; } }"
@@ -192,7 +195,7 @@ class Tabs:
             return page
         self._shown.pop(size, None)
         page.goto(url)
-        self._shown[size] = url
+        self._shown[size] = (url, page.evaluate("performance.timeOrigin"))
         return page
 
     def close(self) -> None:
