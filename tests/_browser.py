@@ -150,6 +150,9 @@ class Tabs:
         self._browser = browser
         self._timeout_ms = timeout_ms
         self._pages: dict[tuple[int, int], Any] = {}
+        #: the URL each page was last loaded at by :meth:`show`, and that document's
+        #: ``performance.timeOrigin`` (a later load by any road is a new document, a new origin)
+        self._shown: dict[tuple[int, int], tuple[str, float]] = {}
 
     def page(self, viewport: dict[str, int]) -> Any:
         """The module's page of this viewport (made on first use; back at that size if a test
@@ -165,18 +168,41 @@ class Tabs:
             self._pages[size] = page
         elif page.viewport_size != {"width": size[0], "height": size[1]}:
             page.set_viewport_size({"width": size[0], "height": size[1]})
+            self._shown.pop(size, None)  # resized: :meth:`show` loads afresh
         return page
 
     def open(self, url: str, viewport: dict[str, int]) -> Any:
         """The module's page of this viewport with ``url`` loaded afresh."""
         page = self.page(viewport)
+        self._shown.pop((viewport["width"], viewport["height"]), None)
         page.goto(url)
+        return page
+
+    def show(self, url: str, viewport: dict[str, int]) -> Any:
+        """The module's page of this viewport at ``url``: as the test before left it, scrolled
+        back to the top, where that test's :meth:`show` loaded the same URL at this size;
+        loaded afresh otherwise (a load since, by any road, is a new document: its
+        ``performance.timeOrigin`` tells). Only for tests that read the page and change nothing
+        in it (no click, no typing, no resize): a test after one that does calls :meth:`open`."""
+        size = (viewport["width"], viewport["height"])
+        page = self.page(viewport)
+        shown = self._shown.get(size)
+        if shown and shown == (url, page.evaluate("performance.timeOrigin")):
+            page.evaluate(
+                "() => { window.scrollTo(0, 0); for (const e of document.querySelectorAll('*'))"
+                " if (e.scrollTop || e.scrollLeft) { e.scrollTop = 0; e.scrollLeft = 0; } }"
+            )
+            return page
+        self._shown.pop(size, None)
+        page.goto(url)
+        self._shown[size] = (url, page.evaluate("performance.timeOrigin"))
         return page
 
     def close(self) -> None:
         for page in self._pages.values():
             page.context.close()
         self._pages.clear()
+        self._shown.clear()
 
 
 def reused_tabs(browser: Any, timeout_ms: float | None = None) -> Iterator[Tabs]:

@@ -323,18 +323,19 @@ _TITLES_JS = """
 
 @pytest.mark.browser
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
-def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, height):
+def test_chart_titles_use_the_width_they_have_and_are_never_cut(
+    chromium_browser, app_url, width, height
+):
     """At 1440 px a 47-character title was two lines of a 980 px chart, a 99-character one
-    three; at 390 px every title must still sit whole inside its chart, above its plot."""
+    three; at 390 px every title must still sit whole inside its chart, above its plot.
+    (The module's chromium, tests/conftest.py: each case launched its own before.)"""
     import playwright.sync_api as playwright_api
 
-    from tests._browser import launch_chromium, wait_for_plots
+    from tests._browser import wait_for_plots
 
     expect = playwright_api.expect
-    browsers = launch_chromium()
-    browser = next(browsers)
+    context = chromium_browser.new_context(viewport={"width": width, "height": height})
     try:
-        context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
         seen = {}
         for path, wait in (("ddp", "Exposed communication vs"), ("collectives", "all-reduce")):
@@ -353,9 +354,8 @@ def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, 
         assert allreduce["lines"] == 2, allreduce
         if width == 1440:  # the title spends more of the chart's width than a phone's 40 did
             assert allreduce["right"] - allreduce["left"] > 360, allreduce
-        context.close()
     finally:
-        next(browsers, None)  # closes the browser
+        context.close()
 
 
 # --- Memory page: what a new user met, against `costmodel memory` ------------------------------

@@ -43,13 +43,21 @@ PlaywrightTimeoutError = playwright_api.TimeoutError
 expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One 1400 x 1000 page for the module, reused from test to test (tests/_browser.Tabs: each
+    test's ``goto`` loads a new document, so a new Streamlit session; no test here reads the
+    history or a first visit's storage). A new context per test started a new renderer that
+    compiled Streamlit's scripts again: 119 s for the file before, on the shared 2-core box."""
+    from tests._browser import reused_tabs
+
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
+
+
 @pytest.fixture()
-def browser_page(chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    p = context.new_page()
-    p.set_default_timeout(TIMEOUT_MS)
-    yield p
-    context.close()
+def browser_page(tabs):
+    """The module's page, back at 1400 x 1000 if the test before resized it."""
+    return tabs.page({"width": 1400, "height": 1000})
 
 
 def metric(page, label: str):
@@ -211,16 +219,23 @@ def test_a_shared_link_cannot_inject_markdown(browser_page, app_url):
     image and a Markdown link rendered live. The value must show as text in the error."""
     page = browser_page
     fetched: list[str] = []
-    page.on("request", lambda request: fetched.append(request.url))
-    page.goto(
-        f"{app_url}/memory?params=![x](https://attacker.invalid/p.png)"
-        "%20[click](https://attacker.invalid/)"
-    )
-    alert = page.get_by_test_id("stAlert").filter(has_text="attacker.invalid").first
-    expect(alert).to_contain_text("![x](https:")  # shown literally
-    expect(alert).to_contain_text("attacker.invalid/p.png)")
-    assert alert.locator("img").count() == 0
-    assert alert.locator("a").count() == 0
+
+    def note(request) -> None:
+        fetched.append(request.url)
+
+    page.on("request", note)  # off again below: the page is the next test's too
+    try:
+        page.goto(
+            f"{app_url}/memory?params=![x](https://attacker.invalid/p.png)"
+            "%20[click](https://attacker.invalid/)"
+        )
+        alert = page.get_by_test_id("stAlert").filter(has_text="attacker.invalid").first
+        expect(alert).to_contain_text("![x](https:")  # shown literally
+        expect(alert).to_contain_text("attacker.invalid/p.png)")
+        assert alert.locator("img").count() == 0
+        assert alert.locator("a").count() == 0
+    finally:
+        page.remove_listener("request", note)
     from urllib.parse import urlparse
 
     assert not [url for url in fetched if urlparse(url).hostname == "attacker.invalid"]

@@ -65,8 +65,10 @@ _TABLES_JS = r"""
 def _measured(tabs, app_url: str, path: str, width: int, names: list[str]) -> dict:
     """The page at ``width`` px once the tables with a column of each of ``names`` are drawn
     and the cards' CSS (a container query, applied a moment after the tables paint) has
-    settled."""
-    page = tabs.open(f"{app_url}{path}", {"width": width, "height": 900})
+    settled. Every check here reads the page and changes nothing: a page the test before
+    measured at the same URL and width is measured again as it stands (tests/_browser.Tabs.show),
+    not loaded a second time."""
+    page = tabs.show(f"{app_url}{path}", {"width": width, "height": 900})
     tables = page.locator('[data-testid="stMarkdownContainer"] table')
     for name in names:
         has = page.locator("th").get_by_text(name, exact=True)

@@ -27,9 +27,10 @@ expect.set_options(timeout=TIMEOUT_MS)
 COLLECTIVES = "/collectives?nccl_cluster=dgx-h100&nccl_nodes=8&size_text=14GB"
 CLUSTER = "/cluster"
 #: page -> (its URL, the Time metric's label, the prediction its headline shows)
+#: (Cluster first: each size's page is left at Collectives for the tests after, which show it)
 PAGES = {
-    "collectives": (COLLECTIVES, "Time", dict(size=14e9, nodes=8)),
     "cluster": (CLUSTER, "Time, model nccl", dict(size=2**30, nodes=4)),  # the page's defaults
+    "collectives": (COLLECTIVES, "Time", dict(size=14e9, nodes=8)),
 }
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
@@ -51,8 +52,9 @@ def _band_words(size: float, nodes: int) -> tuple[str, str, str]:
 
 @pytest.fixture(scope="module")
 def tabs(chromium_browser):
-    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs):
-    the checks read the page (one scrolls the phone's Time into view) and change nothing."""
+    """One page per viewport for the module's checks (tests/_browser.Tabs): the checks read the
+    page (one scrolls the phone's Time into view) and change nothing, so a test after one that
+    showed the same URL at the same size reads that page, scrolled back to the top (``show``)."""
     yield from reused_tabs(chromium_browser, TIMEOUT_MS)
 
 
@@ -76,7 +78,7 @@ def test_the_band_sits_under_the_time_on_a_phone(tabs, app_url, name):
     screen once the time is; the caption with the band's details is still on the page."""
     path, label, kw = PAGES[name]
     time, span, words = _band_words(**kw)
-    page = tabs.open(app_url + path, PHONE)
+    page = tabs.show(app_url + path, PHONE)
     metric = _metric(page, label)
     value = metric.get_by_test_id("stMetricValue")
     delta = metric.get_by_test_id("stMetricDelta")
@@ -110,7 +112,7 @@ def test_the_band_line_is_hidden_at_1440_px(tabs, app_url, name):
     keeps), and the caption with the band is shown."""
     path, label, kw = PAGES[name]
     time, span, _ = _band_words(**kw)
-    page = tabs.open(app_url + path, DESKTOP)
+    page = tabs.show(app_url + path, DESKTOP)
     metric = _metric(page, label)
     expect(metric.get_by_test_id("stMetricValue")).to_have_text(time)
     expect(metric.get_by_test_id("stMetricDelta")).to_have_text(span)  # sent, not shown
@@ -129,7 +131,7 @@ def test_the_band_line_is_hidden_at_1440_px(tabs, app_url, name):
 def test_the_answer_table_stays_on_the_first_screen_at_1440_px(tabs, app_url):
     """At 1440 x 900 the Collectives page's verdict, the algorithm table's header and its first
     row (fastest first) are above the fold, the table a table: every header shown."""
-    page = tabs.open(app_url + COLLECTIVES, DESKTOP)
+    page = tabs.show(app_url + COLLECTIVES, DESKTOP)
     time, _, _ = _band_words(14e9, 8)
     expect(_metric(page, "Time").get_by_test_id("stMetricValue")).to_have_text(time)
     verdict = page.get_by_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
@@ -166,7 +168,7 @@ def test_the_algorithm_table_fits_a_phone(tabs, app_url, width):
     """At 390 px (and 320 px) the algorithm table before the first chart needed 474 px of 358
     and scrolled sideways; each algorithm is a card now, every cell under its column's name,
     the table no wider than its box and the page no wider than the screen."""
-    page = tabs.open(app_url + COLLECTIVES, {"width": width, "height": 844})
+    page = tabs.show(app_url + COLLECTIVES, {"width": width, "height": 844})
     table = page.locator("[data-testid='stMarkdown'] table").filter(
         has=page.locator("th").get_by_text("time / fastest", exact=True)
     )

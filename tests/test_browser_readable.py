@@ -16,6 +16,7 @@ on their own branches.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import reused_tabs  # noqa: E402
+from tests._browser import reused_tabs, settled  # noqa: E402
 
 expect = playwright_api.expect
 TIMEOUT_MS = (
@@ -92,6 +93,17 @@ _WIDER_THAN_PAGE_JS = """
 """
 
 
+# The main box's size and every chart's box: the same twice in a row once a resize has laid out.
+_LAYOUT_JS = """
+() => [document.querySelector('[data-testid="stMain"]'),
+       ...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(e => {
+  if (!e) return null;
+  const r = e.getBoundingClientRect();
+  return [r.left, r.top, r.width, r.height, e.scrollHeight].map(Math.round);
+})
+"""
+
+
 @pytest.fixture(scope="module")
 def tabs(chromium_browser):
     """One page per viewport for the module's checks, each test loading its URL afresh in it
@@ -120,9 +132,21 @@ def screenshot(page, name: str) -> None:
     )
     width, height = page.viewport_size["width"], page.viewport_size["height"]
     page.set_viewport_size({"width": width, "height": 2400})
-    page.wait_for_timeout(500)  # the layout settles at the new height
+    settled(page, _LAYOUT_JS)  # the layout settles at the new height (was a fixed 500 ms)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     page.set_viewport_size({"width": width, "height": height})
+
+
+def _remeasured(page, js: str, within_s: float = 10.0) -> list[str]:
+    """``page.evaluate(js)`` (a list of what is wrong) until it comes back empty, every 100 ms for
+    up to ``within_s`` (was every 500 ms: an empty list a moment after a failed measure waited
+    out the rest of the half second); the last measure otherwise."""
+    deadline = time.monotonic() + within_s
+    found = page.evaluate(js)
+    while found and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        found = page.evaluate(js)
+    return found
 
 
 def assert_readable(page, headline: str | None) -> None:
@@ -130,21 +154,13 @@ def assert_readable(page, headline: str | None) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
     # Metrics can paint a moment before the page's CSS applies. Re-measure for up to 10 s; a
     # lasting cut-off still fails.
-    for _ in range(20):
-        truncated = page.evaluate(_TRUNCATED_JS)
-        if not truncated:
-            break
-        page.wait_for_timeout(500)
+    truncated = _remeasured(page, _TRUNCATED_JS)
     assert not truncated, truncated
     # nothing widens the page past the viewport (a phone would scroll the whole page sideways):
     # a wide text table scrolls inside its own box (common.READABLE_CSS), once that CSS applies:
     # like the metrics above, re-measured for up to 10 s (a table painted a moment before the
     # CSS measured 3,174 px on a 390 px page in one run of six); a lasting overflow still fails
-    for _ in range(20):
-        wide = page.evaluate(_WIDER_THAN_PAGE_JS)
-        if not wide:
-            break
-        page.wait_for_timeout(500)
+    wide = _remeasured(page, _WIDER_THAN_PAGE_JS)
     assert not wide, wide
     if headline is not None:
         top = metric(page, headline).first.bounding_box()["y"]

@@ -149,13 +149,13 @@ def test_the_memory_and_collectives_first_charts_reserve_theirs_too(page_file, k
 
 @pytest.mark.browser
 @pytest.mark.parametrize(("path", "charts"), [("ddp", 2), ("memory", 1), ("", 1)])
-def test_first_view_charts_are_drawn_once_at_a_desktop_width(app_url, path, charts):
+def test_first_view_charts_are_drawn_once_at_a_desktop_width(
+    chromium_browser, app_url, path, charts
+):
     """In chromium at 1440 px, on the step page, the Memory page and Collectives' first view:
     each chart, when it first enters the page, was laid out without a margin grown after its
     traces were drawn (plotly counts such redraws in ``_redrawFromAutoMarginCount``: 1 on each
     before), and its legend and axis titles sit inside the figure."""
-    from tests._browser import launch_chromium
-
     seen = """
     window.__redraws = [];
     new MutationObserver(() => {
@@ -167,8 +167,10 @@ def test_first_view_charts_are_drawn_once_at_a_desktop_width(app_url, path, char
       }
     }).observe(document, {subtree: true, childList: true});
     """
-    for browser in launch_chromium():
-        context = browser.new_context(viewport={"width": 1440, "height": 3000})
+    # the module's chromium (tests/conftest.py; each case launched its own before), a new
+    # context per case: the observer above is this case's alone
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 3000})
+    try:
         page = context.new_page()
         page.set_default_timeout(120_000)
         page.add_init_script(seen)
@@ -186,4 +188,5 @@ def test_first_view_charts_are_drawn_once_at_a_desktop_width(app_url, path, char
             })"""
         )
         assert inside == [True] * charts
+    finally:
         context.close()
