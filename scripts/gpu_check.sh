@@ -7,8 +7,6 @@
 # (costmodel validate torch, one rank, NCCL), and the logs. docs/gpu-checks.md records each run.
 set -u
 OUT=${OUT:-gpu-check}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
 # shellcheck source=scripts/gpu_lib.sh
 . "$(dirname "$0")/gpu_lib.sh"
 gpu_header "$OUT"

@@ -8,8 +8,6 @@
 # gpu-sweep/): compute.jsonl, compute.log, hbm.json. docs/gpu-checks.md records each run.
 set -u
 OUT=${OUT:-gpu-sweep}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
 # shellcheck source=scripts/gpu_lib.sh
 . "$(dirname "$0")/gpu_lib.sh"
 gpu_header "$OUT"

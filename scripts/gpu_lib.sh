@@ -1,7 +1,10 @@
 # Shared by scripts/gpu_check.sh and scripts/gpu_compute_sweep.sh (sourced, not run).
 
-# gpu_header OUT: the GPU and software the run had, kept beside its results.
+# gpu_header OUT: make OUT, unbuffer Python's output (tee shows each row as it is timed), and keep
+# the GPU and software the run had beside its results.
 gpu_header() {
+  mkdir -p "$1"
+  export PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,memory.total,power.limit,clocks.max.sm,driver_version --format=csv \
     | tee "$1/nvidia-smi.csv"
   python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"

@@ -7,8 +7,6 @@
 # (default gpu-recompute/): compute.jsonl, compute.log. docs/gpu-checks.md records each run.
 set -u
 OUT=${OUT:-gpu-recompute}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
 # shellcheck source=scripts/gpu_lib.sh
 . "$(dirname "$0")/gpu_lib.sh"
 gpu_header "$OUT"

@@ -57,6 +57,17 @@ def _tiny_config(tmp_path: Path, tied: bool) -> Path:
     return path
 
 
+def _tiny_row(config: Path, seq: str, steps: str, warmup: str, cluster: str, *more: str):
+    """(row, argv) of one fp32 CPU run of the tiny model, its row appended to a file beside the
+    config."""
+    out = config.parent / "rows.jsonl"
+    argv = ["--arch", str(config), "--seq", seq, "--steps", steps, "--warmup", warmup]
+    argv += ["--dtype", "fp32", "--cluster", cluster, *more, "-o", str(out)]
+    assert cb.main(argv) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    return row, argv
+
+
 @pytest.mark.parametrize("tied", [False, True])
 def test_a_tiny_cpu_run_writes_its_row_beside_the_prediction(tmp_path, capsys, tied):
     config = _tiny_config(tmp_path, tied)
@@ -140,11 +151,7 @@ def test_a_recompute_full_row_is_priced_as_step_recompute_full(tmp_path, capsys)
     from ._cli import run
 
     config = _tiny_config(tmp_path, False)
-    out = tmp_path / "c.jsonl"
-    argv = ["--arch", str(config), "--seq", "32", "--steps", "1", "--warmup", "0", "--dtype"]
-    argv += ["fp32", "--cluster", "dgx-h100", "--recompute", "full", "-o", str(out)]
-    assert cb.main(argv) == 0
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    row, argv = _tiny_row(config, "32", "1", "0", "dgx-h100", "--recompute", "full")
     assert row["recompute"] == "full"
     assert "fp32, recompute full: forward + backward" in capsys.readouterr().out
     step = ["step", "--arch", str(config), "--cluster", "dgx-h100", "--gpus-per-node", "1"]
@@ -231,7 +238,7 @@ def test_the_h200_run_is_what_its_rows_say():
     for run in H200_RUNS[:2]:
         assert "NVIDIA H200, 143771 MiB, 700.00 W" in (run / "nvidia-smi.csv").read_text()
     for r in rows:
-        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        arch = cb.row_arch(r)
         assert r["device"] == "NVIDIA H200" and cb.gpu_preset_for(r["device"]) == "h200-sxm"
         assert cb.cluster_for("h200-sxm") == "hgx-h200"
         assert r["params"] == arch.params
@@ -256,7 +263,7 @@ def test_the_fitted_compute_time_against_the_h200_run():
     high = compute_band()[1]
     ratios = []
     for r in _h200_rows():
-        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        arch = cb.row_arch(r)
         p = cb.predicted(arch, "hgx-h200", r["seq"], r["micro_batch"])
         ratios.append(r["compute_s"] / p["predicted_compute_s"])
     ratios.sort()
@@ -284,12 +291,9 @@ def test_the_optimizer_step_against_the_h200_run():
 
 
 def test_the_optimizer_step_is_timed_beside_its_hbm_bound(tmp_path, capsys):
-    config = _tiny_config(tmp_path, False)
-    out = tmp_path / "compute.jsonl"
-    argv = ["--arch", str(config), "--seq", "16", "--steps", "2", "--warmup", "1", "--dtype"]
-    argv += ["fp32", "--cluster", "hgx-h200", "--optimizer", "adamw", "-o", str(out)]
-    assert cb.main(argv) == 0
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    row, _ = _tiny_row(
+        _tiny_config(tmp_path, False), "16", "2", "1", "hgx-h200", "--optimizer", "adamw"
+    )
     from costmodel import presets
     from costmodel.compute import optimizer_step_s
 
@@ -349,7 +353,7 @@ def test_the_memory_model_against_the_h200_run():
     from costmodel.memory import training_memory
 
     for r in _h200_rows():
-        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        arch = cb.row_arch(r)
         m = training_memory(arch=arch, sequence_length=r["seq"], micro_batch=r["micro_batch"])
         parts = m.weights_bytes + m.gradients_bytes + m.activations_bytes
         assert m.weights_bytes == m.gradients_bytes == 2 * arch.params  # bf16, as measured
@@ -367,7 +371,7 @@ def test_a_compiled_step_against_the_h200_prediction():
     rows = _h200_rows(True)
     assert {r["compile"] for r in rows} == {"inductor"}
     for r in rows:
-        arch = cb.arch_for(r["arch"].split("[")[0], r["layers"] if "[" in r["arch"] else None)
+        arch = cb.row_arch(r)
         p = cb.predicted(arch, "hgx-h200", r["seq"], r["micro_batch"])
         assert 0.65 <= r["compute_s"] / p["predicted_compute_s"] < 0.85, r["arch"]
 

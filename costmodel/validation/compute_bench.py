@@ -121,6 +121,17 @@ def arch_for(name: str, layers: int | None = None) -> Any:
     return a
 
 
+def row_arch(row: dict[str, Any]) -> Any:
+    """The architecture a row timed (``arch_for`` of its name, cut to its ``layers`` where the
+    name says ``[N layers]``), to price a stored row again.
+
+    >>> row_arch({"arch": "llama-3.1-70b[4 layers]", "layers": 4}).layers
+    4
+    """
+    cut = "[" in row["arch"]
+    return arch_for(row["arch"].split("[")[0], row["layers"] if cut else None)
+
+
 def build_model(
     arch: Any, torch: Any, device: Any = None, dtype: Any = None, recompute: str = "none"
 ) -> Any:
