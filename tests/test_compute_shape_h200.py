@@ -25,15 +25,11 @@ def _rows(path: Path = SWEEP / "compute.jsonl") -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _arch(row: dict):
-    return cb.row_arch(row)
-
-
 def _model_parts(row: dict) -> float:
     """The memory model's weights + gradients + activations [B] for the row's micro-batch (bf16,
     its recomputation), what `costmodel memory --ranks 1` lists before any optimizer state."""
     m = training_memory(
-        arch=_arch(row),
+        arch=cb.row_arch(row),
         sequence_length=row["seq"],
         micro_batch=row["micro_batch"],
         recompute=row.get("recompute", "none"),
@@ -57,7 +53,7 @@ def test_the_sweep_is_what_its_rows_say():
     assert len(rows) == 10
     assert "NVIDIA H200, 143771 MiB, 700.00 W" in (SWEEP / "nvidia-smi.csv").read_text()
     for r in rows:
-        arch = _arch(r)
+        arch = cb.row_arch(r)
         assert r["device"] == "NVIDIA H200" and r["compile"] == "none" and r["dtype"] == "bf16"
         assert r["params"] == arch.params and r["tokens"] == r["seq"] * r["micro_batch"]
         assert r["model_flops"] == pytest.approx(
@@ -101,7 +97,9 @@ def test_wider_matmuls_run_at_a_higher_mfu():
     """The fitted ``1 + h0/h`` term says wider matmuls reach more of the peak; the sweep's MFU
     rises with the hidden size at 4,096 tokens: 0.527 (4,096), 0.586 (8,192), 0.615 (16,384)."""
     by_width = sorted(
-        (_arch(r).hidden, r["mfu"]) for r in _rows() if (r["seq"], r["micro_batch"]) == (4096, 1)
+        (cb.row_arch(r).hidden, r["mfu"])
+        for r in _rows()
+        if (r["seq"], r["micro_batch"]) == (4096, 1)
     )
     assert [h for h, _ in by_width] == [4096, 8192, 16384]
     mfus = [m for _, m in by_width]
@@ -114,7 +112,7 @@ def test_the_memory_model_against_the_sweep():
     bf16 weights and gradients (the activations are freed as the gradients fill), so the sum of
     the parts is furthest above it (1.369); held at [1.0, 1.40] on this measurement."""
     for r in _rows():
-        weights = 2 * _arch(r).params  # bf16
+        weights = 2 * cb.row_arch(r).params  # bf16
         assert r["peak_memory_bytes"] > 2 * weights  # the run held weights and gradients
         assert 1.0 <= _model_parts(r) / r["peak_memory_bytes"] <= 1.40, (r["arch"], r["tokens"])
 
@@ -147,7 +145,7 @@ def test_the_recompute_run_is_what_its_rows_say():
     assert [r["recompute"] for r in rows].count("full") == 5 and len(rows) == 7
     assert "NVIDIA H200, 143771 MiB, 700.00 W" in (RECOMPUTE / "nvidia-smi.csv").read_text()
     for r in rows:
-        arch = _arch(r)
+        arch = cb.row_arch(r)
         assert (
             r["device"] == "NVIDIA H200" and r["compile"] == "none" and r["params"] == arch.params
         )
