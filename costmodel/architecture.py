@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -496,6 +497,33 @@ class Architecture(OneLineModel):
         pos = int(self.max_positions or 0) * self.hidden if self.family == "gpt2" else 0
         return pos + (0 if self.tied_embeddings else self.vocab * self.hidden)
 
+    @functools.cached_property
+    def head_params(self) -> int:
+        r"""Parameters counted in ``N`` (:meth:`training_flops_per_token`) outside every
+        transformer block [-]: the output projection (``V h``, tied or untied: a tied embedding
+        is also the output projection's matmul) and the final norm.
+
+        .. math:: P_{head} = P_{outside} - P_{emb}
+
+        ``P_outside`` the tensors of :meth:`tensors` in no block (``transformer.h.<i>``,
+        ``model.layers.<i>``, ``gpt_neox.layers.<i>``), ``P_emb`` :attr:`embedding_params`
+        (lookups, not in ``N``). Activation checkpointing wraps the blocks
+        (``torch.utils.checkpoint`` around each layer; FSDP's ``apply_activation_checkpointing``
+        with a block ``check_fn``; torchtitan's ``apply_ac`` wraps each ``TransformerBlock``),
+        so ``6 P_head`` FLOPs per token are the matmul work recomputation never reruns
+        (:func:`costmodel.compute.recompute_extra`).
+
+        >>> a = load_arch("llama-3.1-8b")                 # untied lm_head and model.norm
+        >>> a.head_params == a.vocab * a.hidden + a.hidden
+        True
+        """
+        outside = sum(
+            n
+            for (name, _), n in zip(self.tensors(), self.tensor_sizes, strict=True)
+            if not _BLOCK_TENSOR.match(name)
+        )
+        return outside - self.embedding_params
+
     # --- activations ---------------------------------------------------------------------
     def _layer_activation_bytes(self, layer: int, sequence_length: int, flash: bool) -> float:
         r"""Bytes one layer stores per token for backward with nothing recomputed [B].
@@ -703,6 +731,11 @@ class Architecture(OneLineModel):
             else self.dim_head
         )
         return 6.0 * n + 12.0 * self.layers * self.heads * q * sequence_length
+
+
+#: A tensor of a transformer block (:meth:`Architecture.tensors`' names): GPT-2's
+#: ``transformer.h.<i>.``, Llama-style ``model.layers.<i>.``, GPT-NeoX's ``gpt_neox.layers.<i>.``.
+_BLOCK_TENSOR = re.compile(r"^(?:transformer\.h|model\.layers|gpt_neox\.layers)\.\d+\.")
 
 
 @functools.lru_cache(maxsize=1)

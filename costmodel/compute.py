@@ -65,6 +65,7 @@ __all__ = [
     "flops_split",
     "gpu_family",
     "gpu_power_w",
+    "head_flops",
     "micro_batch_compute_s",
     "min_power_limit_w",
     "optimizer_bytes_per_param",
@@ -97,37 +98,78 @@ def flops_split(arch: Any, sequence_length: int) -> tuple[float, float]:
     return lin, total - lin
 
 
+def head_flops(arch: Any) -> float:
+    r"""Matmul FLOPs per token outside every transformer block [FLOP]: the output projection
+    (and final norm), forward + backward, the part of ``F_lin`` that activation checkpointing
+    does not rerun (:func:`recompute_extra`'s ``head_flops``).
+
+    .. math:: F_{head} = 6\, P_{head}
+
+    ``P_head`` :attr:`~costmodel.architecture.Architecture.head_params` (``V h`` of the LM
+    head, tied or untied, plus the final norm). Kaplan et al. 2020's ``6N`` per parameter.
+
+    >>> from costmodel.architecture import load_arch
+    >>> a = load_arch("llama-3.1-8b")
+    >>> round(head_flops(a) / flops_split(a, 8192)[0], 3)
+    0.07
+    """
+    return 6.0 * float(arch.head_params)
+
+
 def recompute_extra(
-    mode: str, linear_flops: float, attention_flops: float, every: int = DEFAULT_AC_EVERY
+    mode: str,
+    linear_flops: float,
+    attention_flops: float,
+    every: int = DEFAULT_AC_EVERY,
+    head_flops: float = 0.0,
 ) -> tuple[float, float]:
     r"""Extra fraction of the matmul and attention work that recomputation adds ``(r_lin, r_att)``.
 
-    The forward is a third of forward + backward (``2N`` of ``6N``; Kaplan et al. 2020).
+    The forward is a third of forward + backward (``2N`` of ``6N``; Kaplan et al. 2020). With
+    ``b = (F_lin - F_head) / F_lin`` the share of the matmul FLOPs that is rerun [-]:
 
     * ``none``, ``selective`` (Korthikanti et al. 2022, arXiv:2205.05198, section 5: recompute
       the attention core; FlashAttention's backward recomputes it anyway, Dao et al. 2022, so it
       is no extra beyond the kernel): ``(0, 0)``;
-    * ``full`` (every block's forward rerun in backward): ``(1/3, 1/3)``;
+    * ``full`` (every block's forward rerun in backward): ``(b/3, 1/3)``;
     * ``selective-layer`` (every ``every``-th block checkpointed, torchtitan's layer SAC):
-      ``(1/3, 1/3) / every``;
+      ``(b/3, 1/3) / every``;
     * ``selective-op`` (torchtitan's op SAC policy: keep every matmul output except every second
       ``mm``, keep the attention output, recompute the element-wise ops): half the forward
-      matmuls, ``(1/6, 0)``.
+      matmuls, ``(b/6, 0)``.
+
+    ``head_flops`` [FLOP/token] the matmul work outside every checkpointed block
+    (:func:`head_flops`): ``torch.utils.checkpoint`` is applied per layer, FSDP's
+    ``apply_activation_checkpointing`` wraps the modules its ``check_fn`` picks (the blocks),
+    torchtitan's ``apply_ac`` wraps each ``TransformerBlock``, so the LM head, the embedding and
+    the loss are not rerun. **The shipped price and the compute fit use the default 0** (every
+    matmul rerun, the head included): the fit's efficiency was fitted with it, and pricing only
+    the blocks, refitted, raised the fit's grouped-CV error (``scripts/fit_compute.py``'s
+    ``head-not-recomputed`` form, scored on every refit, not kept; docs/step-fidelity.md). One
+    H200 measured full recomputation at 0.65-0.75 of this price (docs/gpu-checks.md).
 
     >>> recompute_extra("full", 1.0, 1.0)
     (0.3333333333333333, 0.3333333333333333)
+    >>> recompute_extra("full", 1.0, 1.0, head_flops=0.25)
+    (0.25, 0.3333333333333333)
     """
     if mode not in CHECKPOINTING:
         raise ValueError(f"recompute: unknown {mode!r}; allowed: {', '.join(CHECKPOINTING)}")
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"every: must be a whole number >= 1 (blocks), got {every!r}")
+    lin, head = float(linear_flops), float(head_flops)
+    if not (math.isfinite(head) and 0.0 <= head <= lin):
+        raise ValueError(
+            f"head_flops: must be in [0, linear_flops = {lin:g}] FLOP, got {head_flops!r}"
+        )
     third = 1.0 / 3.0
+    b = (lin - head) / lin if lin > 0 else 1.0
     if mode == "full":
-        return third, third
+        return third * b, third
     if mode == "selective-layer":
-        return third / every, third / every
+        return third * b / every, third / every
     if mode == "selective-op":
-        return third / 2.0, 0.0
+        return third * b / 2.0, 0.0
     return 0.0, 0.0
 
 
