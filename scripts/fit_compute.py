@@ -25,6 +25,23 @@ row (rho 1.02, T0 1,229) and that group's held-out median is 14.8 % (rho) and 7.
 8.5 % shared; in-sample median |error| per key (ampere-bf16, hopper-bf16, hopper-fp8): shared
 3.3, 7.5, 3.3 %; rho per family 2.9, 4.3, 9.7 %; T0 per family 3.2, 6.3, 3.7 %.
 
+Head not recomputed (``head_not_recomputed``; scored 2026-12-04, after one H200 measured full
+recomputation at +23-26 % of the step where the price says +34-35 %, docs/gpu-checks.md): the
+chosen form with recomputation rerunning only the checkpointed transformer blocks
+(``torch.utils.checkpoint`` per layer; FSDP's ``apply_activation_checkpointing`` and
+torchtitan's ``apply_ac`` wrap each block), so the LM head's ``6 V h`` per token
+(``costmodel.compute.head_flops``) is not rerun: ``recompute_extra(..., head_flops=...)``,
+7 % of Llama 3.1 8B's matmul FLOPs, 1.2-10 % of the recomputing MPT rows' (tied heads, 30B to
+760M). Not kept: grouped median / p90 |error| 4.57 % / 12.9 % against 4.11 % / 12.7 %. Fitted on every row the
+shape is the same (h0, T0, rho, alpha) and the bf16 scale 1.2647 against 1.2627; the full-AC
+rows' held-out median falls (7.9 % -> 7.7 %) and the torchtitan selective-op row's (0.6 % ->
+0.0 %), but without the llm-foundry A100 40GB group the power exponent moves a grid step (0.6
+-> 0.7) and that group's held-out median rises from 4.0 % to 5.4 % (its rows without
+recomputation +4.0 % -> +5.4 % slow). Through the step engine (docs/step-fidelity.md, this form
+refitted): absolute median 4.0 %, p90 13.7 %, band coverage held out 77.9 % against 3.8 %,
+13.0 %, 79.2 %. Refitting with it shipped would also make the greedy walk
+choose rho per family (4.50 % / 13.7 %; hopper's rho 2.10, away from the H200's 0.4x, above).
+
 Band (:data:`BAND_RULE`): one band for every key, the 10th-90th percentile of the held-out
 observed/predicted time ratios of all rows, pooled over GPU families and precisions (widened to
 hold 1). A new cluster is a new (source, GPU type) group, and a family has one or two groups
@@ -76,6 +93,7 @@ from costmodel.compute import (  # noqa: E402
     energy_per_flop_pj,
     flops_split,
     gpu_power_w,
+    head_flops,
     recompute_extra,
 )
 from costmodel.steps_data import pure_dp_rows, row_gpu  # noqa: E402
@@ -115,6 +133,11 @@ FORMS = {
     "hidden+attention+microbatch+power+fp8-from-bf16+t0-per-family": dict(
         **_SHAPE, fp8=False, power=True, fp8_from_bf16=True, t0_family=True
     ),
+    # the chosen shape with recomputation rerunning only the checkpointed transformer blocks:
+    # the LM head (and final norm) not rerun (module docstring)
+    "hidden+attention+microbatch+power+fp8-from-bf16+head-not-recomputed": dict(
+        **_SHAPE, fp8=False, power=True, fp8_from_bf16=True, head_not_recomputed=True
+    ),
 }
 
 
@@ -129,6 +152,8 @@ def table(df: pd.DataFrame | None = None) -> pd.DataFrame:
         g = row_gpu(r)  # at the power limit its source states (torchtitan's 500 W)
         lin, att = flops_split(a, int(r.seq))
         rl, ra = recompute_extra(str(r.activation_checkpointing), lin, att)
+        # the candidate that reruns only the checkpointed blocks (``head_not_recomputed``)
+        rb, _ = recompute_extra(str(r.activation_checkpointing), lin, att, head_flops=head_flops(a))
         bf16 = float(g.bf16_dense_flops)
         k = float(g.fp8_dense_flops) / bf16 if r.precision == "fp8" else 1.0
         watts = gpu_power_w(g)
@@ -139,6 +164,7 @@ def table(df: pd.DataFrame | None = None) -> pd.DataFrame:
                 "precision": str(r.precision),
                 "group": f"{r.source}/{r.gpu_type}",
                 "lin": lin * (1 + rl),
+                "lin_blocks": lin * (1 + rb),  # the LM head not rerun (module docstring)
                 "att": att * (1 + ra),  # attention in bf16 (FlashAttention-2 kernels)
                 "k": k,  # fp8 / bf16 peak of an fp8 row, 1 for bf16
                 "pj": energy_per_flop_pj(watts, bf16),
@@ -186,14 +212,15 @@ def _xy(
     parameter may be one value, one per grid point, one per grid point and row, or one per
     GPU family (a dict)."""
     h0, t0, rho = (_per_row(t, v) for v in (h0, t0, rho))
-    lin = t.lin.to_numpy() if form["fp8"] else t.lin.to_numpy() / t.k.to_numpy()
+    lin_all = (t.lin_blocks if form.get("head_not_recomputed") else t.lin).to_numpy()
+    lin = lin_all if form["fp8"] else lin_all / t.k.to_numpy()
     g = lin * (1 + h0 / t.h.to_numpy() + t0 / t.tok.to_numpy()) + rho * t.att.to_numpy()
     g = g * t.pj.to_numpy() ** (-alpha)
     obs = t.obs.to_numpy()
     x = g / obs
     y = np.ones(len(t))
     if form["fp8"]:
-        y = y + t.lin.to_numpy() * (1 - 1 / t.k.to_numpy()) / obs
+        y = y + lin_all * (1 - 1 / t.k.to_numpy()) / obs
     return x, y
 
 
