@@ -30,3 +30,24 @@ def test_an_app_address_of_this_machine_still_serves(address, monkeypatch):
     monkeypatch.setattr(launch, "serve", lambda cmd: started.append(cmd) or 0)
     assert run("app", "--address", address).exit_code == 0 and len(started) == 1
     assert started[0][started[0].index("--server.address") + 1] == address
+
+
+# --- a preset name cut short -------------------------------------------------------------------
+def test_a_price_name_cut_short_suggests_the_names_it_begins():
+    """`train --price aws-p5` (the p5 instance, without its terms) said "closest:
+    aws-p5en-spot", an H200 spot price, and not the two H100 prices named `aws-p5-...`; the
+    API's `load_price` said the same, from the one refusal (`_checks.unknown_name`)."""
+    import costmodel as cm
+
+    r = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--price", "aws-p5")
+    line = one_line_error(r, "--price", "closest: aws-p5-capacity-block, aws-p5-on-demand")
+    with pytest.raises(ValueError, match="closest: aws-p5-capacity-block, aws-p5-on-demand"):
+        cm.load_price("aws-p5")
+    # every name the typed one begins is offered, past three
+    assert "gcp-a3-high-spot" in one_line_error(
+        run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--price", "gcp-a3-high"),
+        "--price",
+        "gcp-a3-high-cud-1y",
+        "gcp-a3-high-on-demand",
+    )
+    assert line.count(", ") == 2  # still three names where fewer begin with it
