@@ -51,3 +51,19 @@ def test_a_price_name_cut_short_suggests_the_names_it_begins():
         "gcp-a3-high-on-demand",
     )
     assert line.count(", ") == 2  # still three names where fewer begin with it
+
+
+# --- an algorithm the cluster cannot run, with the protocol left to NCCL -----------------------
+def test_a_pinned_algorithm_that_cannot_run_gives_its_own_reason_not_each_protocols():
+    """`collective all_reduce --cluster dgx-h100 --nodes 2 --algorithm nvls` said "(nvls/ll: nvls
+    runs only with the simple protocol; nvls/ll128: nvls runs only with the simple protocol;
+    nvls/simple: multi-node NVLS needs CollNet (IB SHARP))": with no protocol given, the first
+    two are no reason. Now only the algorithm's own; a pinned protocol keeps its reason."""
+    where = ("--cluster", "dgx-h100", "--nodes", "2", "--algorithm", "nvls")
+    r = run("collective", "all_reduce", "--size", "1GB", *where)
+    line = one_line_error(r, "--algorithm: 'nvls'")
+    assert "(nvls/simple: multi-node NVLS needs CollNet (IB SHARP))" in line, line
+    assert "nvls/ll" not in line and "runs only with the simple protocol" not in line
+    pinned = run("predict", "--op", "all_reduce", "--sizes", "1GB", *where, "--protocol", "ll")
+    line = one_line_error(pinned, "--protocol 'll'")
+    assert "nvls/ll: nvls runs only with the simple protocol" in line
