@@ -67,3 +67,21 @@ def test_a_pinned_algorithm_that_cannot_run_gives_its_own_reason_not_each_protoc
     pinned = run("predict", "--op", "all_reduce", "--sizes", "1GB", *where, "--protocol", "ll")
     line = one_line_error(pinned, "--protocol 'll'")
     assert "nvls/ll: nvls runs only with the simple protocol" in line
+
+
+# --- a row its cluster cannot run has no expected error ----------------------------------------
+def test_a_row_that_cannot_run_has_no_expected_error_and_no_unknown_error_note():
+    """`collective all --cluster dgx-h100 --algorithm all` on one node listed nvls_tree (it needs
+    several nodes) with "± ?" as expected error, and the footnote then said "'± ?': no bundled
+    run measured this regime ...: the error is unknown", false of every answered row (one node
+    of NVLink: 38 runs). A row with no answer shows "-", as its time; the note is not added."""
+    r = run("collective", "all", "--size", "1GB", "--cluster", "dgx-h100", "--algorithm", "all")
+    assert r.exit_code == 0, r.stderr
+    (row,) = [x for x in r.stdout.splitlines() if " all_reduce " in x and " nvls_tree " in x]
+    assert "± ?" not in row and row.split()[-2:] == ["-", "-"], row
+    assert "'± ?'" not in r.stdout and "the error is unknown" not in r.stdout
+    assert "not available: all_reduce nvls_tree" in r.stdout
+    # on two nodes the all-to-all's band is unknown: that row keeps "± ?" and the note its reason
+    two = run("collective", "all", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "2")
+    (a2a,) = [x for x in two.stdout.splitlines() if " all_to_all " in x]
+    assert "± ?" in a2a and "'± ?': all-to-all across nodes" in two.stdout
