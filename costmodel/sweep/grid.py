@@ -853,6 +853,7 @@ _LIMITED_AXES = (
     "cuda_context",
     "fragmentation",
     "gpus_per_process",
+    "usd_per_gpu_hour",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
