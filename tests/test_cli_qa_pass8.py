@@ -85,3 +85,29 @@ def test_a_row_that_cannot_run_has_no_expected_error_and_no_unknown_error_note()
     two = run("collective", "all", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "2")
     (a2a,) = [x for x in two.stdout.splitlines() if " all_to_all " in x]
     assert "± ?" in a2a and "'± ?': all-to-all across nodes" in two.stdout
+
+
+# --- presets show: an unset field -------------------------------------------------------------
+def _shown_fields(name: str) -> dict[str, str]:
+    r = run("presets", "show", name)
+    assert r.exit_code == 0, r.stderr
+    block = r.stdout.split("\n\n")[0].splitlines()[1:]  # the stored fields, before "derived"
+    return {line.split(None, 1)[0]: (line.split(None, 1) + [""])[1] for line in block}
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "ib-ndr", "h100-sxm"])
+def test_presets_show_writes_an_unset_field_as_a_dash_not_python_none(name):
+    """`presets show dgx-h100` printed "node.gpu.power_limit_w  None" and "calibration  None"
+    (Python's word for a field left unset, `null` in --json) and a blank for an empty source;
+    every other table of the CLI writes "-" for a missing value."""
+    import json
+
+    shown = _shown_fields(name)
+    stored = json.loads(run("presets", "show", name, "--json").stdout)["fields"]
+    assert "None" not in shown.values() and "" not in shown.values(), shown
+    if name == "dgx-h100":
+        assert stored["calibration"] is None and shown["calibration"] == "-"
+        assert stored["node"]["gpu"]["power_limit_w"] is None
+        assert shown["node.gpu.power_limit_w"] == "-"
+    if name == "ib-ndr":
+        assert stored["line_rate_bytes_per_s"] is None and shown["line_rate_bytes_per_s"] == "-"
