@@ -111,3 +111,19 @@ def test_presets_show_writes_an_unset_field_as_a_dash_not_python_none(name):
         assert shown["node.gpu.power_limit_w"] == "-"
     if name == "ib-ndr":
         assert stored["line_rate_bytes_per_s"] is None and shown["line_rate_bytes_per_s"] == "-"
+
+
+# --- scenario --vs: the DOES NOT FIT line's pointer is runnable --------------------------------
+def test_a_side_that_does_not_fit_points_to_a_fit_listing_that_runs():
+    """`scenario ... --vs arch=llama-3.1-70b` said of B "(`costmodel scenario --fit` lists the
+    changes that make it fit)"; adding --fit to that command line is refused ("with --vs each
+    side's header says whether it fits (run --fit on each side alone)"). The pointer now says
+    to run it on that side without --vs, and that command answers."""
+    args = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--zero", "3")
+    r = run(*args, "--vs", "arch=llama-3.1-70b")
+    assert r.exit_code == 0, r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if "DOES NOT FIT" in x]
+    assert "(`costmodel scenario --fit`, run on that side without --vs, lists the changes" in line
+    assert run(*args, "--vs", "arch=llama-3.1-70b", "--fit").exit_code == 2
+    alone = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--fit")
+    assert alone.exit_code == 0 and "recompute full" in alone.stdout, alone.stderr
