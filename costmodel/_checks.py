@@ -350,21 +350,30 @@ def unknown_name(
 ) -> str:
     """The one refusal of an unknown preset name (a cluster, an architecture, a price):
     ``"field: unknown WHAT 'name'; did you mean 'x'? (CASE_NOTE)"`` when only the case differs
-    (names are one spelling each: say so rather than guess), else the closest names
-    (:func:`difflib.get_close_matches` at ``cutoff``) or, with none close, every name of
-    ``pool`` in its order; ``see`` (`` (see `costmodel presets list`)``) ends the second form.
-    The caller raises its own error type with it.
+    (names are one spelling each: say so rather than guess), else the closest names or, with
+    none close, every name of ``pool`` in its order; ``see`` (`` (see `costmodel presets
+    list`)``) ends the second form. The caller raises its own error type with it.
+
+    The closest names are first every name that continues what was typed with a ``-`` word
+    (``aws-p5`` -> ``aws-p5-capacity-block``, ``aws-p5-on-demand``: a name cut short), then
+    :func:`difflib.get_close_matches` at ``cutoff``, at least three in all. By similarity
+    alone ``aws-p5`` was closest to ``aws-p5en-spot``, another GPU's (H200) spot price.
 
     >>> unknown_name("arch", "architecture", "Llama-3.1-8B", ["llama-3.1-8b"])
     "arch: unknown architecture 'Llama-3.1-8B'; did you mean 'llama-3.1-8b'? (names are lower-case)"
     >>> unknown_name("price", "price preset", "zzz", ["a", "b"], see=" (see `costmodel archs`)")
     "price: unknown price preset 'zzz'; allowed: a, b (see `costmodel archs`)"
+    >>> unknown_name("price", "price preset", "aws-p5", ["aws-p5-on-demand", "aws-p5en-spot"])
+    "price: unknown price preset 'aws-p5'; closest: aws-p5-on-demand, aws-p5en-spot"
     """
     import difflib
 
-    same = [n for n in pool if n.lower() == str(name).lower()]
+    typed = str(name)
+    same = [n for n in pool if n.lower() == typed.lower()]
     if same:
         return f"{field}: unknown {what} {name!r}; did you mean {same[0]!r}? ({case_note})"
-    close = difflib.get_close_matches(str(name), pool, n=3, cutoff=cutoff)
+    continued = [n for n in pool if n.startswith(f"{typed}-")]
+    similar = difflib.get_close_matches(typed, pool, n=3, cutoff=cutoff)
+    close = (continued + [n for n in similar if n not in continued])[: max(3, len(continued))]
     hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
     return f"{field}: unknown {what} {name!r}; {hint}{see}"

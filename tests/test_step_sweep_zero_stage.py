@@ -50,7 +50,7 @@ def test_a_stage_that_agrees_with_the_strategies_keeps_them():
     ("extra", "said"),
     [
         ({"zero_stage": 3, "strategy": "ddp"}, "zero_stage: 3 contradicts strategy ddp (ZeRO-0)"),
-        ({"zero_stage": 5}, "zero_stage: allowed 0, 1, 2, 3"),
+        ({"zero_stage": 5}, "zero_stage: must be a ZeRO stage in 0..3 (0 ddp"),
         ({"zero_stage": 3, "strategy": "all"}, "zero_stage: strategy=all already prices"),
     ],
 )

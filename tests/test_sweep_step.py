@@ -263,8 +263,11 @@ def test_communication_axes_default_to_costmodel_step_and_cross():
         ("param_dtype=int4", "param_dtype: unknown 'int4'; allowed: bf16, fp16, fp8, fp32"),
         ("grad_dtype=fp8", "grad_dtype: unknown 'fp8'; allowed: fp32, bf16, fp16"),
         ("no_sync=maybe", "no_sync"),
-        ("bucket_cap=0", "bucket_cap: every value must be 1 to"),
-        ("bucket_cap=lots", "bucket_cap: cannot parse"),
+        ("bucket_cap=0", "bucket_cap: must be a bucket size in 1 B..10 TB"),
+        (
+            "bucket_cap=lots",
+            "bucket_cap: must be a bucket size in 1 B..10 TB (1e13 B), whole bytes, e.g. 50MiB, got 'lots'; expected a number",
+        ),
     ],
 )
 def test_bad_communication_axis_is_one_line_naming_the_field(bad, field):

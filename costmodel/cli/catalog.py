@@ -255,7 +255,12 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _fmt_field(name: str, value: Any) -> str:
     """A preset field's value in its unit, as `presets list` writes it: FLOP/s to 4 significant
-    digits (one GPU's peak reads 989.5 TFLOP/s in both; 3 digits said 990 here), the rest to 3."""
+    digits (one GPU's peak reads 989.5 TFLOP/s in both; 3 digits said 990 here), the rest to 3.
+    A field left unset (``null`` in --json: no power limit, so the datasheet's; no calibration)
+    or empty is "-", as every table of the CLI writes a missing value, not Python's "None" or
+    a blank."""
+    if value is None or value == "":
+        return "-"
     if isinstance(value, int | float) and not isinstance(value, bool):
         for suffix, fmt, digits in (
             ("_bytes_per_s", units.format_rate, 3),

@@ -35,16 +35,21 @@ from ._common import (
 
 def _with_error_band(df: Any) -> Any:
     """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
-    the regime has no measurement; costmodel.uncertainty), and ``time_lo_s``/``time_hi_s`` by
-    one ``band`` column, "66.2 ms-129 ms" (asymmetric; "-" where unknown), as `step` shows.
+    the regime has no measurement; costmodel.uncertainty; "-" on a row with no answer, an
+    algorithm its cluster cannot run, as its time), and ``time_lo_s``/``time_hi_s`` by one
+    ``band`` column, "66.2 ms-129 ms" (asymmetric; "-" where unknown), as `step` shows.
     The CLI writes "±" (its text is UTF-8, as the app's and the docs'), never an ASCII "+-"."""
     if "error_band_pct" not in df.columns:
         return df
     out = df.copy()
+    answered = _answered(out)
     out.insert(
         list(out.columns).index("error_band_pct"),
         "expected_error",
-        [f"±{v:.0f}%" if v == v else "± ?" for v in out["error_band_pct"]],
+        [
+            (f"±{v:.0f}%" if v == v else "± ?") if ok else "-"
+            for v, ok in zip(out["error_band_pct"], answered, strict=True)
+        ],
     )
     out = out.drop(columns=["error_band_pct"])
     if {"time_lo_s", "time_hi_s"} <= set(out.columns):
@@ -90,6 +95,16 @@ def _json_vocabulary(df: Any) -> Any:
     return out.rename(columns=renames)
 
 
+def _answered(df: Any) -> Any:
+    """Per row, whether it has an answer (a time): not a row its cluster cannot run, kept with
+    its reason in ``error`` (`collective all --algorithm all`). A boolean Series."""
+    import pandas as pd
+
+    if "time_s" not in df.columns:
+        return pd.Series(True, index=df.index)
+    return df["time_s"].notna()
+
+
 def _band_note(df: Any) -> str:
     """One line: what the ± means, whether a regime has no measurement, what is left out; and a
     ``band:`` line where a shown band is one-sided (:func:`_one_sided`)."""
@@ -105,9 +120,10 @@ def _band_note(df: Any) -> str:
         counts = _sources(df)
         if counts:
             text += " Sources: " + ", ".join(counts) + "."
-    if df["error_band_pct"].isna().any():
+    unknown_band = df["error_band_pct"].isna() & _answered(df)
+    if unknown_band.any():
         # the rows' own reasons where the sweep gives them (a calibration answers, ...)
-        unknown = df[df["error_band_pct"].isna()]
+        unknown = df[unknown_band]
         notes = (
             [str(n) for n in dict.fromkeys(unknown["band_note"]) if str(n)]
             if "band_note" in unknown.columns

@@ -2600,8 +2600,14 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
             return [f"{side}: {lines[0]}{after}"]
         return [f"{side}: {lines[1]}{after}", f"   {lines[0]}"]
 
-    # the sides' DOES NOT FIT lines name the library's `fit_suggestions`: said as the CLI does it
-    head = cli_words("\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")]))
+    # the sides' DOES NOT FIT lines name the library's `fit_suggestions`: said as the CLI does
+    # it, on that side alone (--fit is refused beside --vs: one configuration's list)
+    sides = "\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")])
+    head = cli_words(
+        sides.replace(
+            "`fit_suggestions`", "`costmodel scenario --fit`, run on that side without --vs,"
+        )
+    )
     rows = [("", "A", "B", "B - A", "B / A")]
     for r in compare(a, b):
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""

@@ -98,7 +98,12 @@ def candidates(
             if why is None:
                 out.append((a, p))
             else:
-                reasons.append(f"{a}/{p}: {why}")
+                reasons.append((a, p, why))
+    if protocol == "auto":
+        # with the protocol left to NCCL, "nvls runs only with the simple protocol" (said of ll
+        # and ll128) is no reason: the algorithm's own is the one with its protocol
+        own = [r for r in reasons if r[2] != f"{r[0]} runs only with the simple protocol"]
+        reasons = own or reasons
     if not out:
         # in the table's order (tables.NCCL_OP_ALGORITHMS), as every list of algorithms
         allowed = [
@@ -108,6 +113,6 @@ def candidates(
         ]
         raise ValueError(
             f"algorithm: {algorithm!r} with `protocol` {protocol!r} cannot run {op} on this cluster "
-            f"({'; '.join(reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
+            f"({'; '.join(f'{a}/{p}: {why}' for a, p, why in reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
         )
     return out

@@ -680,8 +680,7 @@ def _step_stage_as_strategy(a: dict[str, list[Any]]) -> dict[str, list[Any]]:
 
     out = dict(a)
     stages = out.pop("zero_stage")
-    if any(z not in (0, 1, 2, 3) for z in stages):
-        raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    LIMITS["zero"].check("zero_stage", stages)  # step --zero's range, in its words
     if "strategy" not in out:
         out["strategy"] = list(dict.fromkeys(STRATEGY_OF_STAGE[int(z)] for z in stages))
         return out
@@ -853,6 +852,11 @@ _LIMITED_AXES = (
     "cuda_context",
     "fragmentation",
     "gpus_per_process",
+    "usd_per_gpu_hour",
+    "bucket_cap",
+    "zero_stage",
+    "group_size",
+    "activations",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
@@ -860,10 +864,15 @@ typo for 50 GB/s) is refused as ``collective --bandwidth 50`` is, not answered (
 ``ranks`` has :data:`~costmodel._limits.LINK_RANKS`, checked in :func:`_check`)."""
 
 
-_LIMIT_NAMES = {"comm_contention": "contention", "gpus_per_process": "gpus_per_node"}
+_LIMIT_NAMES = {
+    "comm_contention": "contention",
+    "gpus_per_process": "gpus_per_node",
+    "bucket_cap": "bucket",
+    "zero_stage": "zero",
+}
 """An axis whose limit in :data:`costmodel._limits.LIMITS` has another name (``step
 --contention``; the GPUs one process drives, at most a node's: each row checks its own node,
-:func:`costmodel.sweep.evaluate.check_gpus_per_process`)."""
+:func:`costmodel.sweep.evaluate.check_gpus_per_process`; ``step --bucket``, ``--zero``)."""
 
 
 def _check_limits(a: dict[str, list[Any]]) -> None:
@@ -1036,8 +1045,7 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
             for v in a["gpus_per_node"]:
                 # raises "gpus_per_node: ..."
                 presets.cluster(name, gpus_per_node=int(v), field="preset")
-    if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
-        raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    LIMITS["zero"].check("zero_stage", a.get("zero_stage", []))  # memory --zero's words
     _check_memory_layout(a)
     _check_at_least_one(a, ("sequence_length", "micro_batch"))
     _check_recipes_and_modes(a)
@@ -1365,6 +1373,7 @@ def _check_step_layout(a: dict[str, list[Any]]) -> None:
     hi = next(m.le for m in meta if hasattr(m, "le"))
     bad_caps = [v for v in a.get("bucket_cap", []) if not lo <= v <= hi]
     if bad_caps:
+        LIMITS["bucket"].check("bucket_cap", bad_caps[0])  # step --bucket's range and words
         raise ValueError(
             f"bucket_cap: every value must be {lo} to {hi:.0e} bytes, got {bad_caps[0]}; "
             "leave it unset for the strategy's default"

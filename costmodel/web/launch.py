@@ -16,6 +16,7 @@ This module imports neither streamlit nor the pages (the launcher stays a small 
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -75,10 +76,36 @@ def streamlit_command(
                 f"address: {address!r} is no address to listen on; allowed: a host name or IP "
                 "address, e.g. 127.0.0.1, or 0.0.0.0 for every interface"
             )
+        _check_address(address)
         options["server.address"] = address
     for name, value in options.items():
         cmd += [f"--{name}", value]
     return cmd
+
+
+def _check_address(address: str) -> None:
+    """Refuse, on one line, an address the server could not listen on: a name that does not
+    resolve (``999.1.1.1``) or an address of no interface of this machine (``10.255.255.1``).
+
+    The server binds its socket as Streamlit does (IPv6 when the address holds a ``:``, else
+    IPv4); the same bind on port 0 (any free port, so a port in use does not matter here) is
+    tried and released at once. Without it the server's child process failed with a Python
+    traceback from inside Streamlit and the launcher exited 1.
+    """
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family) as sock:
+            sock.bind((address, 0))
+    except OSError as exc:  # socket.gaierror (no such name) is an OSError too
+        why = (
+            "does not resolve to an address"
+            if isinstance(exc, socket.gaierror)
+            else "is not an address of this machine"
+        )
+        raise ValueError(
+            f"address: {address!r} {why} ({exc.strerror or exc}); allowed: a host name or IP "
+            "address of this machine, e.g. 127.0.0.1, or 0.0.0.0 for every interface"
+        ) from None
 
 
 def serve(cmd: list[str]) -> int:
