@@ -218,7 +218,7 @@ def buffer_memory_note(
     return (
         f"size {format_bytes(float(over.min()))} per rank is more than the {gpu.name} GPU memory "
         f"({format_bytes(float(gpu.memory_bytes))}): the GPU cannot hold that buffer (out of "
-        "place, as nccl-tests runs, it needs twice that), so the times at and above it are the model's "
+        "place, as nccl-tests runs, an all-reduce needs twice that), so the times at and above it are the model's "
         "extrapolation, not a run that could be measured"
     )
 

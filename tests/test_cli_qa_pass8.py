@@ -127,3 +127,21 @@ def test_a_side_that_does_not_fit_points_to_a_fit_listing_that_runs():
     assert run(*args, "--vs", "arch=llama-3.1-70b", "--fit").exit_code == 2
     alone = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--fit")
     assert alone.exit_code == 0 and "recompute full" in alone.stdout, alone.stderr
+
+
+def test_a_side_that_does_not_fit_points_to_a_runnable_fit_listing_in_json_too():
+    """`scenario ... --vs ... --json` still said "(`costmodel scenario --fit` lists the changes)"
+    in B's note after the text output was fixed: --json names the same runnable pointer, and
+    a one-configuration --json keeps the plain one (there --fit runs)."""
+    import json
+
+    args = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--zero", "3", "--json")
+    r = run(*args, "--vs", "arch=llama-3.1-70b")
+    assert r.exit_code == 0, r.stderr
+    text = json.dumps(json.loads(r.stdout))
+    assert "run on that side without --vs, lists the changes" in text
+    assert "`costmodel scenario --fit` lists" not in text
+    one = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--json")
+    assert one.exit_code == 0, one.stderr
+    assert "`costmodel scenario --fit` lists the changes" in one.stdout
+    assert "without --vs" not in one.stdout

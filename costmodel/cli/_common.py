@@ -712,20 +712,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _worded(value: Any) -> Any:
+def _worded(value: Any, before: dict[str, str] | None = None) -> Any:
     """Every string in JSON-ready ``value`` in the CLI's words (:func:`cli_words`): a note or
-    label the library wrote names the command's options in ``--json`` as in the text."""
+    label the library wrote names the command's options in ``--json`` as in the text. ``before``:
+    phrases replaced first, where this command says a name otherwise than :data:`CLI_NAMES`
+    (``scenario --vs``, which refuses ``--fit``)."""
     if isinstance(value, str):
+        for old, new in (before or {}).items():
+            value = value.replace(old, new)
         return cli_words(value)
     if isinstance(value, dict):
-        return {k: _worded(v) for k, v in value.items()}
+        return {k: _worded(v, before) for k, v in value.items()}
     if isinstance(value, list):
-        return [_worded(v) for v in value]
+        return [_worded(v, before) for v in value]
     return value
 
 
-def _print_json(data: Any) -> None:
-    typer.echo(json.dumps(_worded(_jsonable(data)), indent=2))
+def _print_json(data: Any, before: dict[str, str] | None = None) -> None:
+    typer.echo(json.dumps(_worded(_jsonable(data), before), indent=2))
 
 
 def _records(df: Any) -> list[dict[str, Any]]:

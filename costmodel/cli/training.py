@@ -2334,7 +2334,7 @@ def scenario(
                 )
                 for k, v in costs.items()
             }
-        _print_json(data)
+        _print_json(data, VS_FIT_WORDS if other is not None else None)
         return
     if other is None:
         from ..strategy.layout import bucket_not_applied
@@ -2560,6 +2560,11 @@ def _scenario_fit(s: Any) -> Any:
     return s.fit_suggestions()
 
 
+#: ``scenario --vs`` names the library's `fit_suggestions` (a side's DOES NOT FIT note) as the
+#: command run on that side alone: ``--fit`` is refused beside ``--vs`` (text and ``--json``)
+VS_FIT_WORDS = {"`fit_suggestions`": "`costmodel scenario --fit`, run on that side without --vs,"}
+
+
 def _comparison_text(a: Any, b: Any, changes: str) -> str:
     """A and B side by side (one row per figure, B - A and B / A), and the one-line answer."""
     from ..scenario import compare, compare_summary
@@ -2603,11 +2608,9 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     # the sides' DOES NOT FIT lines name the library's `fit_suggestions`: said as the CLI does
     # it, on that side alone (--fit is refused beside --vs: one configuration's list)
     sides = "\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")])
-    head = cli_words(
-        sides.replace(
-            "`fit_suggestions`", "`costmodel scenario --fit`, run on that side without --vs,"
-        )
-    )
+    for old, new in VS_FIT_WORDS.items():
+        sides = sides.replace(old, new)
+    head = cli_words(sides)
     rows = [("", "A", "B", "B - A", "B / A")]
     for r in compare(a, b):
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""
