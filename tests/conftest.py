@@ -99,13 +99,26 @@ def app_url() -> Iterator[str]:
     yield from serve_for_tests(ROOT / "test-artifacts" / name)
 
 
-@pytest.fixture(scope="module")
-def chromium_browser() -> Iterator[object]:
-    """One Debian chromium per test module (tests/_browser.launch_chromium), for the browser
-    tests; imported here lazily so that a run without browser tests never loads Playwright."""
-    from tests._browser import launch_chromium
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[object]:
+    """One Debian chromium per pytest process (per xdist worker), launched when a module first
+    asks for ``chromium_browser`` (tests/_browser.SharedChromium) and closed at the session's
+    end; imported lazily so that a run without browser tests never loads Playwright."""
+    from tests._browser import SharedChromium
 
-    yield from launch_chromium()
+    shared = SharedChromium()
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
+@pytest.fixture(scope="module")
+def chromium_browser(_shared_chromium: Any) -> Iterator[object]:
+    """The process's chromium, lent to one test module at a time: the contexts the module left
+    open are closed at its end (tests/_browser.SharedChromium.lent)."""
+    with _shared_chromium.lent() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")
