@@ -137,6 +137,7 @@ class SharedChromium:
         self._launch: Iterator[Any] | None = None
         self._browser: Any = None
         self._loop: Any = None
+        self._held = False
 
     @contextlib.contextmanager
     def lent(self) -> Iterator[Any]:
@@ -144,6 +145,8 @@ class SharedChromium:
         contexts left open closed at the end and the loop's mark lifted (see the class)."""
         import asyncio
 
+        if self._held:  # a second holder's end would close the first one's pages
+            raise RuntimeError("the process's chromium is lent already (one module at a time)")
         if self._browser is not None:
             asyncio._set_running_loop(self._loop)
             if not self._browser.is_connected():  # it crashed: a new one, as a new module got
@@ -154,12 +157,15 @@ class SharedChromium:
             self._launch = launch_chromium()
             self._browser = next(self._launch)
             self._loop = asyncio.get_running_loop()  # marked by the launch's last call
+        self._held = True
         try:
             yield self._browser
         finally:
+            self._held = False
             try:
-                for context in list(self._browser.contexts):
-                    context.close()
+                if self._browser.is_connected():  # gone: its contexts went with it
+                    for context in list(self._browser.contexts):
+                        context.close()
             finally:
                 asyncio._set_running_loop(None)
 

@@ -27,6 +27,9 @@ def test_the_process_chromium_is_lent_to_a_module_at_a_time(_shared_chromium):
         page.set_content("<p>one</p>")
         assert page.text_content("p") == "one"
         assert _loop_marked()  # Playwright's, while a module holds the browser
+        with pytest.raises(RuntimeError, match="lent already"), _shared_chromium.lent():
+            pass  # a second holder at once would close the first one's pages at its end
+        assert page.text_content("p") == "one"
     assert first.contexts == []  # the module's pages went with it
     assert not _loop_marked()
     assert asyncio.run(_ran()) == "ran"  # another loop runs in the thread
