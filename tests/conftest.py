@@ -15,8 +15,9 @@ import pytest
 # --- parallel runs (pytest-xdist; `make test` runs `-n 2 --dist loadfile`) -----------------------
 # Scheduling only: which worker runs which file, and in what order. No test is added, dropped or
 # changed, and a run without xdist (plain `pytest`) is untouched. Each test file is one unit of
-# work (its module-scoped fixtures, such as a fit or a launched chromium, are built once, as in a
-# serial run); a worker that runs real-browser modules starts one Streamlit server (`app_url`).
+# work (its module-scoped fixtures, such as a fit, are built once, as in a serial run); a worker
+# that runs real-browser modules starts one Streamlit server (`app_url`) and one chromium
+# (`_shared_chromium`).
 # The units with the longest wall time on a 2-core machine are handed out first, the browser
 # modules first of all (their time grows most with the load), so that no long unit starts last
 # while the other worker has nothing left; the others keep xdist's order. (Order from per-file
