@@ -104,8 +104,9 @@ def serve_for_tests(log_path: Path) -> Iterator[str]:
 
 
 def launch_chromium() -> Iterator[object]:
-    """Body of a module-scoped ``chromium_browser`` fixture: Debian's chromium via Playwright
-    (never `playwright install`); missing chromium fails the test (no skip)."""
+    """Debian's chromium via Playwright (never `playwright install`), closed when the generator
+    resumes (:class:`SharedChromium` lends one to each test module); missing chromium fails the
+    test (no skip)."""
     import playwright.sync_api as playwright_api
     import pytest
 
@@ -115,6 +116,71 @@ def launch_chromium() -> Iterator[object]:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+class SharedChromium:
+    """One Debian chromium for every real-browser module of a pytest process (the session-scoped
+    ``_shared_chromium`` of tests/conftest.py), lent to one module at a time by :meth:`lent`: a
+    launch with Playwright's driver and the first page's start cost 1.5-3 s here (2026-12-04),
+    paid once per xdist worker instead of once per module (about 30 modules). Each module still
+    makes its own contexts (each its own storage, cookies and caches) and they are closed when
+    it ends, as closing the module's own chromium closed them.
+
+    Playwright's sync API marks its event loop as the thread's running loop between its calls
+    (``wait_for_future`` in playwright/_impl/_greenlets.py), so that ``asyncio.run`` or another
+    loop's ``run_until_complete`` in the same thread fails while a sync Playwright is open (a
+    notebook's kernel client, for one). A module's own chromium held that mark for its module
+    only; here it is lifted when a module gives the browser back and set again when the next one
+    takes it (Playwright's loop runs its callbacks with the mark, as after each of its calls)."""
+
+    def __init__(self) -> None:
+        self._launch: Iterator[Any] | None = None
+        self._browser: Any = None
+        self._loop: Any = None
+        self._held = False
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[Any]:
+        """The browser for one module: launched on first use (and again if it went away), the
+        contexts left open closed at the end and the loop's mark lifted (see the class)."""
+        import asyncio
+
+        if self._held:  # a second holder's end would close the first one's pages
+            raise RuntimeError("the process's chromium is lent already (one module at a time)")
+        if self._browser is not None:
+            asyncio._set_running_loop(self._loop)
+            if not self._browser.is_connected():  # it crashed: a new one, as a new module got
+                with contextlib.suppress(Exception):
+                    self.close()
+                self._launch = self._browser = None
+        if self._browser is None:
+            self._launch = launch_chromium()
+            self._browser = next(self._launch)
+            self._loop = asyncio.get_running_loop()  # marked by the launch's last call
+        self._held = True
+        try:
+            yield self._browser
+        finally:
+            self._held = False
+            try:
+                if self._browser.is_connected():  # gone: its contexts went with it
+                    for context in list(self._browser.contexts):
+                        context.close()
+            finally:
+                asyncio._set_running_loop(None)
+
+    def close(self) -> None:
+        """Close the browser and stop Playwright's driver (the end of ``launch_chromium``)."""
+        import asyncio
+
+        launch, self._launch, self._browser = self._launch, None, None
+        if launch is None:
+            return
+        asyncio._set_running_loop(self._loop)
+        try:
+            next(launch, None)  # closes the browser, then leaves sync_playwright
+        finally:
+            asyncio._set_running_loop(None)
 
 
 def settled(

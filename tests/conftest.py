@@ -15,8 +15,9 @@ import pytest
 # --- parallel runs (pytest-xdist; `make test` runs `-n 2 --dist loadfile`) -----------------------
 # Scheduling only: which worker runs which file, and in what order. No test is added, dropped or
 # changed, and a run without xdist (plain `pytest`) is untouched. Each test file is one unit of
-# work (its module-scoped fixtures, such as a fit or a launched chromium, are built once, as in a
-# serial run); a worker that runs real-browser modules starts one Streamlit server (`app_url`).
+# work (its module-scoped fixtures, such as a fit, are built once, as in a serial run); a worker
+# that runs real-browser modules starts one Streamlit server (`app_url`) and one chromium
+# (`_shared_chromium`).
 # The units with the longest wall time on a 2-core machine are handed out first, the browser
 # modules first of all (their time grows most with the load), so that no long unit starts last
 # while the other worker has nothing left; the others keep xdist's order. (Order from per-file
@@ -99,13 +100,26 @@ def app_url() -> Iterator[str]:
     yield from serve_for_tests(ROOT / "test-artifacts" / name)
 
 
-@pytest.fixture(scope="module")
-def chromium_browser() -> Iterator[object]:
-    """One Debian chromium per test module (tests/_browser.launch_chromium), for the browser
-    tests; imported here lazily so that a run without browser tests never loads Playwright."""
-    from tests._browser import launch_chromium
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[object]:
+    """One Debian chromium per pytest process (per xdist worker), launched when a module first
+    asks for ``chromium_browser`` (tests/_browser.SharedChromium) and closed at the session's
+    end; imported lazily so that a run without browser tests never loads Playwright."""
+    from tests._browser import SharedChromium
 
-    yield from launch_chromium()
+    shared = SharedChromium()
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
+@pytest.fixture(scope="module")
+def chromium_browser(_shared_chromium: Any) -> Iterator[object]:
+    """The process's chromium, lent to one test module at a time: the contexts the module left
+    open are closed at its end (tests/_browser.SharedChromium.lent)."""
+    with _shared_chromium.lent() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")

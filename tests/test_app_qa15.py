@@ -50,17 +50,13 @@ _DELTAS_JS = """
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1440, 1024])
-def test_the_price_date_under_a_cost_is_readable_in_chromium(app_url, width):
+def test_the_price_date_under_a_cost_is_readable_in_chromium(_shared_chromium, app_url, width):
     """At 1440 px the delta's box was 221 px for 254 px of text, at 1024 px 117 px: Streamlit
     cut it with an ellipsis and the date, last, was never seen."""
     import playwright.sync_api as playwright_api
 
-    from tests._browser import launch_chromium
-
     date = training.load_price("aws-p5-on-demand").date
-    browsers = launch_chromium()
-    browser = next(browsers)
-    try:
+    with _shared_chromium.lent() as browser:  # the process's chromium (tests/conftest.py)
         context = browser.new_context(viewport={"width": width, "height": 900})
         page = context.new_page()
         page.goto(f"{app_url}/ddp?ddp_price=aws-p5-on-demand")
@@ -74,9 +70,6 @@ def test_the_price_date_under_a_cost_is_readable_in_chromium(app_url, width):
             assert " ".join(d["text"].split()) == f"{date} prices, aws-p5-on-demand", d
             assert not d["cut"], (width, d)
         assert not any(d["cut"] for d in deltas), deltas  # no delta on the page is cut
-        context.close()
-    finally:
-        next(browsers, None)  # closes the browser
 
 
 # --- Step page: each note once, in the page's words --------------------------------------------

@@ -121,22 +121,19 @@ def test_readme_says_what_a_blank_size_box_means():
 
 
 @browser
-def test_in_chromium_a_blank_size_box_leaves_the_url(app_url):
+def test_in_chromium_a_blank_size_box_leaves_the_url(_shared_chromium, app_url):
     """The URL kept ``size_text=+++`` beside a box the page read as empty."""
     import playwright.sync_api as playwright_api
 
     from tests._browser import (
         REWRITE_QUIET_MS,
         count_runs,
-        launch_chromium,
         wait_for_idle,
         wait_for_run_end,
     )
 
     expect = playwright_api.expect
-    chromium = launch_chromium()
-    browser_ = next(chromium)
-    try:
+    with _shared_chromium.lent() as browser_:  # the process's chromium (tests/conftest.py)
         context = browser_.new_context(viewport={"width": 1440, "height": 900})
         page = context.new_page()
         count_runs(page)
@@ -152,9 +149,6 @@ def test_in_chromium_a_blank_size_box_leaves_the_url(app_url):
         wait_for_run_end(page, runs, quiet_ms=REWRITE_QUIET_MS)
         expect(box).to_have_value("")
         assert "cl_size_text" not in page.url, page.url
-        context.close()
-    finally:
-        next(chromium, None)
 
 
 # --- crossover labels off the curves -------------------------------------------------------------
