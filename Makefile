@@ -30,12 +30,14 @@ chromium:
 	  else echo "chromium is missing: run 'sudo apt-get install -y chromium' (the browser tests need it)"; exit 1; fi; }
 
 ## make test: the whole suite (unit, property, doctest, notebook, CLI, AppTest, gloo, browser)
+# (the `alone` pass collects only the files that mark a test alone: collecting all of tests/
+# again to run one test took about 20 s)
 test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not alone" --durations=25 --nbmake examples/ tests/ costmodel/
-	$(BIN)/python -m pytest -q -m alone tests/
+	$(BIN)/python -m pytest -q -m alone $$(grep -l 'mark\.alone' tests/test_*.py)
 
 ## make test-fast: everything but the real-browser and torch/gloo runs
 test-fast: $(STAMP)
