@@ -1,0 +1,78 @@
+"""Headless (AppTest) checks from the thirty-second QA pass (a new user planning a run).
+
+A link's number for a box drawn without Streamlit's bounds (the range kept is the CLI's, named
+on a change: the step page's MFU and overlap contention; the typed price) was said to be
+"outside the range ... [0.05, 1]; the default is used" while the box took it and the page ran
+on it: ``?ddp_mfu=0.01`` (inside the CLI's --mfu range [0.001, 1], and accepted when typed)
+ran at MFU 0.01 under that red line; ``?ddp_contention=2`` kept 2 and was refused a second
+time by the scenario, in other words; ``?ddp_usd=0`` was "the default is used" above the
+price's own refusal, with no cost at all.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from costmodel._limits import LIMITS
+from tests.test_app import _text, assert_clean, metrics, open_page
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+OWN_MFU = {"ddp_own_mfu": "true"}
+
+
+def _errors(at) -> list[str]:
+    return [_text(e.value) for e in at.error]
+
+
+@pytest.mark.parametrize("mfu", ["0.001", "0.01"])
+def test_a_link_mfu_inside_the_clis_range_is_taken_without_a_word(mfu: str) -> None:
+    assert LIMITS["mfu"].holds(float(mfu))
+    at = open_page("page_ddp.py", {**OWN_MFU, "ddp_mfu": mfu})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    assert at.number_input(key="ddp_mfu").value == float(mfu)
+
+
+@pytest.mark.parametrize(
+    ("query", "key", "default", "limit"),
+    [
+        ({**OWN_MFU, "ddp_mfu": "2"}, "ddp_mfu", 0.4, "mfu"),
+        ({"ddp_contention": "2"}, "ddp_contention", 0.0, "contention"),
+        ({"ddp_contention": "-1"}, "ddp_contention", 0.0, "contention"),
+    ],
+)
+def test_a_link_number_outside_the_limit_is_said_once_and_the_default_is_used(
+    query: dict, key: str, default: float, limit: str
+) -> None:
+    """One red line, in the CLI's range words, and the box and the step on the default."""
+    at = open_page("page_ddp.py", query)
+    assert_clean(at)
+    said = _errors(at)
+    assert len(said) == 1, said
+    assert said[0].startswith(f"URL parameter {key}: "), said
+    assert LIMITS[limit].rule in said[0] and "the default is used" in said[0], said
+    assert at.number_input(key=key).value == default
+    same = open_page("page_ddp.py", {k: v for k, v in query.items() if k != key})
+    assert metrics(at)["Step time"] == metrics(same)["Step time"]
+
+
+def test_a_link_price_out_of_range_is_refused_once_in_the_prices_words() -> None:
+    """``?ddp_usd=0``: the price's own refusal (as a typed 0 and ``?ddp_usd=1000000`` get),
+    not a second line claiming the default is used beside no cost."""
+    at = open_page("page_ddp.py", {"ddp_usd": "0"})
+    assert_clean(at)
+    said = _errors(at)
+    assert len(said) == 1, said
+    assert "USD per GPU-hour (h100-sxm): must be a price in (0, 1000]" in said[0], said
+    assert "Cost [USD]" not in metrics(at)
+
+
+def test_a_link_price_inside_the_clis_range_is_the_users() -> None:
+    """$0.001 per GPU-hour is inside --usd-per-gpu-hour's (0, 1000]: priced, not refused."""
+    at = open_page("page_ddp.py", {"ddp_usd": "0.001"})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    assert metrics(at)["Cost [USD]"] == "37.20"
