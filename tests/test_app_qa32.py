@@ -76,3 +76,36 @@ def test_a_link_price_inside_the_clis_range_is_the_users() -> None:
     assert_clean(at)
     assert not _errors(at), _errors(at)
     assert metrics(at)["Cost [USD]"] == "37.20"
+
+
+# --- your own model: a refused config.json is named by its box ----------------------------
+#: (bytes, what the library says after the file's name)
+BAD_CONFIGS = [
+    (b"{}", "missing field 'model_type'"),
+    (b"", "is not a JSON config"),
+    (b'{"model_type": "bert"}', "model_type 'bert' is not supported"),
+]
+
+
+@pytest.mark.parametrize(
+    ("page", "choice", "key"),
+    [
+        ("page_memory.py", "arch", "arch_config"),
+        ("page_ddp.py", "ddp_arch", "ddp_arch_config"),
+    ],
+)
+@pytest.mark.parametrize(("content", "said"), BAD_CONFIGS)
+def test_a_refused_config_is_named_by_the_upload_box_not_the_apis_argument(
+    page: str, choice: str, key: str, content: bytes, said: str
+) -> None:
+    """ "arch: mine.json: missing field 'model_type'" named the API's argument (the CLI says
+    --arch); the page's box is the config.json uploader, as the too-large refusal says."""
+    from costmodel.web.own_model import LABEL, OWN
+
+    at = open_page(page, {choice: OWN})
+    at.file_uploader(key=key).upload("mine.json", content, "application/json").run()
+    assert_clean(at)
+    errors = _errors(at)
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(f"{LABEL}: mine.json") and said in errors[0], errors
+    assert "arch" not in errors[0].split(":")[0], errors
