@@ -109,3 +109,26 @@ def test_a_refused_config_is_named_by_the_upload_box_not_the_apis_argument(
     assert len(errors) == 1, errors
     assert errors[0].startswith(f"{LABEL}: mine.json") and said in errors[0], errors
     assert "arch" not in errors[0].split(":")[0], errors
+
+
+# --- Collectives, side by side: no "Faster configuration" inside the expected error --------
+@pytest.mark.parametrize(
+    ("query", "decided"),
+    [
+        ({"coll_compare": "true"}, False),  # 1 node against 2: 23% under ±70%
+        ({"coll_compare": "true", "pin_cluster": "dgx1-v100"}, True),  # V100s: far slower
+    ],
+)
+def test_side_by_side_names_a_faster_configuration_only_past_the_expected_error(
+    query: dict, decided: bool
+) -> None:
+    """ "Faster configuration: within the expected error: A 23% faster than B, under ±70%."
+    named a winner the sentence itself said the error cannot tell; the algorithms' caption
+    ("Algorithms:" for "Fastest algorithm:") and the step page already say it so."""
+    at = open_page("page_collectives.py", query)
+    assert_clean(at)
+    leads = ("Faster configuration: ", "A or B: ")
+    said = [_text(m.value) for m in at.markdown if _text(m.value).startswith(leads)]
+    assert len(said) == 1, said
+    assert said[0].startswith("Faster configuration: " if decided else "A or B: "), said
+    assert ("within the expected error" in said[0]) is not decided, said
