@@ -12,6 +12,7 @@ price's own refusal, with no cost at all.
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -132,3 +133,21 @@ def test_side_by_side_names_a_faster_configuration_only_past_the_expected_error(
     assert len(said) == 1, said
     assert said[0].startswith("Faster configuration: " if decided else "A or B: "), said
     assert ("within the expected error" in said[0]) is not decided, said
+
+
+# --- Batch: the split's every column says its unit ------------------------------------------
+def test_the_batch_split_names_every_column_with_its_unit() -> None:
+    """The split's last columns were the library's keys, "sequence_length" and
+    "global_tokens" (shown "sequence length", "global tokens"): two bare numbers beside columns
+    that say [samples] and [GPUs]; "solved" said "accumulation", an argument name."""
+    from tests.test_app import open_tables
+
+    at = open_tables(open_page("page_batch.py", {"batch_unit": "tokens"}))
+    assert_clean(at)
+    (split,) = [d.value for d in at.dataframe if "Solved for" in d.value.columns]
+    for column in split.columns:
+        assert column == "Solved for" or re.search(r"\[[^\]]+\]$", column), list(split.columns)
+    row = split.iloc[0]
+    assert row["Solved for"] == "accumulation steps A"
+    assert row["Sequence length [tokens per sample]"] == "4,096"
+    assert row["Global batch [tokens per step]"] == "4,194,304"
