@@ -118,7 +118,6 @@ def test_a_run_of_minutes_is_not_zero_days():
             "MFU [fraction of peak]",
         ),
         ("page_ddp.py", {"ddp_strategy": "hsdp", "ddp_group": "0"}, "ddp_group", "HSDP group"),
-        ("page_ddp.py", {"ddp_usd": "0"}, "ddp_usd", "USD per GPU-hour"),  # priced at $2
         ("page_validate.py", {"val_nodes": "0"}, "val_nodes", "Nodes"),
         ("page_validate.py", {"val_gpus_per_node": "5000"}, "val_gpus_per_node", "GPUs per node"),
     ],

@@ -20,7 +20,7 @@ expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower besid
 BATCH = "/batch?batch_unit=tokens"
 LR_COLUMNS = ["rule", "global batch [tokens]", "learning rate [-]", "source"]
 #: the split under it (one row: the four fields, what was solved, the tokens): a grid before
-SPLIT_LAST = "global tokens"
+SPLIT_LAST = "Global batch [tokens per step]"
 #: B pinned on the Memory page (B: ZeRO-3): the parts table and the B - A table
 MEMORY = "/memory?mem_pin=true&mem_b_zero=3"
 PARTS_COLUMNS = ["part", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]

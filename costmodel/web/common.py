@@ -702,9 +702,13 @@ def bound_number(
     without a word (AppTest saw no message at all). A typed value outside the limit is named in
     red in the limit's words (``GPUs per node: must be a whole number in 1..1,024, got 0``, as
     ``--gpus-per-node 0``) and the box goes back to its default, as a fraction typed into a
-    whole-number box does. ``box_bounds=False``: drawn without Streamlit's bounds as well, for a
-    box whose typed value the page's own check refuses in those words (the typed price: no
-    cost is shown for a price refused).
+    whole-number box does; a link's number outside the limit is named in the limit's words too
+    and dropped, so the box shows its default as the message says (the box, unbounded, took it:
+    ``?ddp_mfu=0.01`` was "outside [0.05, 1]; the default is used" and ran at 0.01).
+    ``box_bounds=False``: drawn without Streamlit's bounds as well, for a box whose typed
+    value the page's own check refuses in those words (the typed price: no cost is shown for a
+    price refused); a link's number goes the same way (``?ddp_usd=0`` was "the default is
+    used" above the price's own refusal, and no cost).
 
     A whole-number box is drawn as a float box shown without decimals (``%.0f``): Streamlit's
     int box reads the typed text in the browser with ``parseInt`` (``1e1`` typed ran on 1 node,
@@ -722,6 +726,8 @@ def bound_number(
     (:data:`QP`), written back after every run, left out at the default (``value``); kept across
     a page switch (:data:`KEPT`).
     """
+    from costmodel._limits import LIMITS
+
     text = st.query_params.get(key) if key in st.query_params else None
     bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
     whole = any(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and not any(
@@ -740,7 +746,20 @@ def bound_number(
                 f"URL parameter {key}: {text} is not a finite number below 2**53, as {label} "
                 f"takes: {lo}, {hi}; the default is used"
             )
-        elif (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
+        elif limit is not None and not LIMITS[limit].holds(math.floor(x) if whole else x):
+            _drop_url_value(key)  # drawn without Streamlit's bounds: else the box takes it
+            error(
+                f"URL parameter {key}: {text} is outside the range of {label}, "
+                f"{LIMITS[limit].rule}; the default is used"
+            )
+        elif (
+            limit is None
+            and box_bounds
+            and (
+                (min_value is not None and x < min_value)
+                or (max_value is not None and x > max_value)
+            )
+        ):
             lo = "-inf" if min_value is None else f"{_bound(min_value)}"
             hi = "inf" if max_value is None else f"{_bound(max_value)}"
             error(

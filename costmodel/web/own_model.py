@@ -19,6 +19,8 @@ from costmodel.web.common import error, keep_name, kept_upload, plain
 
 #: The model choice that asks for a config.json upload (Memory and Training step pages).
 OWN = "your own (config.json)"
+#: The uploader's label: a refused file is named by it (the library says ``arch``, its argument).
+LABEL = "config.json"
 HELP = (
     "A Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral, DeepSeek-V3, GPT-2, GPT-NeoX): "
     "read offline into the same shape a preset gives, as `--arch path/config.json` in the CLI"
@@ -36,7 +38,7 @@ def _model_name(filename: str) -> str:
 def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
     """``(architecture, path of the saved copy)`` of an uploaded config.json.
 
-    ValueError (naming the file and the config key) for a file over
+    ValueError (naming the box, :data:`LABEL`, the file and the config key) for a file over
     :data:`~costmodel.hf_config.MAX_CONFIG_BYTES`, one that is not JSON text (read by :mod:`costmodel.textfile`: UTF-8, UTF-16 or UTF-32 by its mark), or a shape the
     reader cannot read; the user's file itself is never written to.
     """
@@ -45,7 +47,7 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
 
     if len(content) > hf_config.MAX_CONFIG_BYTES:
         raise ValueError(
-            f"config.json: {filename} is {len(content):,} bytes; a config.json is a few kB "
+            f"{LABEL}: {filename} is {len(content):,} bytes; a config.json is a few kB "
             f"(at most {hf_config.MAX_CONFIG_BYTES:,})"
         )
     digest = hashlib.sha256(content).hexdigest()
@@ -63,14 +65,15 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
     keep_name(path.parent.name)  # its notes start with its name: written as it is
     try:
         return hf_config.load_hf_config(path), str(path)
-    except ValueError as exc:  # the message names the upload, not the private copy
-        raise ValueError(str(exc).replace(str(path.resolve()), filename)) from None
+    except ValueError as exc:  # named by the box and the upload, not the API's argument
+        text = str(exc).replace(str(path.resolve()), filename)  # nor the private copy
+        raise ValueError(re.sub(r"^arch: ", f"{LABEL}: ", text)) from None
 
 
 def upload_arch(col, key: str) -> tuple[Architecture, str] | None:
     """The uploader in ``col``: ``(architecture, saved path)`` with a caption of its shape, or
     None with a message (an invitation to upload, or a red error naming what is wrong)."""
-    up = kept_upload(col, "config.json", type=["json"], key=key, help=HELP)  # kept over a switch
+    up = kept_upload(col, LABEL, type=["json"], key=key, help=HELP)  # kept over a switch
     if up is None:
         col.info("Upload a config.json to use your own model.")
         return None

@@ -269,8 +269,19 @@ def render() -> None:
             key="warmup",
             caption="Linear warmup from the base rate (Goyal et al. 2017, section 2.2)",
         )
-    split = pd.DataFrame([solution.as_dict()]).rename(
-        columns={name: label for name, (label, _) in FIELDS.items()}
+    # every column in the page's words with its unit, as the boxes above ("sequence_length"
+    # and "global_tokens", the library's keys, were two bare numbers beside labelled ones)
+    split = (
+        pd.DataFrame([solution.as_dict()])
+        .assign(solved=lambda f: f["solved"].map(_name))
+        .rename(
+            columns={name: label for name, (label, _) in FIELDS.items()}
+            | {
+                "solved": "Solved for",
+                "sequence_length": "Sequence length [tokens per sample]",
+                "global_tokens": "Global batch [tokens per step]",
+            }
+        )
     )
     # as text, cards on a phone (the one-row grid scrolled sideways: 987 px in 356), each count
     # with separators as the metrics above; the grid and its CSV (bare numbers) in the expander

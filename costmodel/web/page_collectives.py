@@ -679,7 +679,10 @@ def _side_by_side(inp: dict, r, size: float) -> None:
                 same_error=same_error,
             ),
         )
-        st.markdown(plain(f"Faster configuration: {faster.text()}."))
+        # "Faster" only for a winner: inside the expected error none is named (as the
+        # algorithms' caption above and the step page's "A or B?")
+        lead = "Faster configuration" if faster.decided else "A or B"
+        st.markdown(plain(f"{lead}: {faster.text()}."))
     tabs = chart_tabs(["A and B: time", "A and B: busbw"], key="pinned_chart_tab")
     for (tab, is_open), y in zip(tabs, ("time_s", "busbw_bytes_per_s"), strict=True):
         if not is_open:

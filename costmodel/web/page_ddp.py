@@ -1100,14 +1100,14 @@ def _price_input(
         return same
     if name != "custom":
         return name, None, "user"
-    usd = bound_number(  # a link's price below the box's minimum is named, not dropped
+    usd = bound_number(
         col,
         _usd_label(gpu),
         value=None,
         step=0.1,
         key=usd_key,
-        min_value=0.01,
-        box_bounds=False,  # a typed price out of range: refused with the cost (_training_cost)
+        box_bounds=False,  # a price out of range, typed or linked: refused with the cost
+        # in the library's range and words (_training_cost), as --usd-per-gpu-hour
         placeholder=f"{format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} (placeholder)",
         help=f"Empty: the cost is shown at a ${format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} placeholder, "
         "labelled as such, until you type your price"
