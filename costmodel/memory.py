@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import element_text, finite_result, flag, heads_divide_hidden, said
-from .units import choice_name, format_bytes
+from .units import choice_name, format_bytes, format_tokens_by_micro_batch
 
 if TYPE_CHECKING:
     from ._limits import Limit
@@ -528,7 +528,7 @@ def _arch_activations(
         loss=loss,  # type: ignore[arg-type]
     )
     note = (
-        f"activations: {a.name}, {sequence_length} tokens x micro-batch {micro_batch}, "
+        f"activations: {a.name}, {format_tokens_by_micro_batch(sequence_length, micro_batch)}, "
         f"{'FlashAttention' if flash_attention else 'no FlashAttention'}, recompute {recompute} "
         f"(Korthikanti et al. 2022), loss {loss}"
     )

@@ -942,7 +942,7 @@ class Scenario(OneLineModel):
                     gpu_bytes,
                     float(fixed),
                     mem.activations_bytes,
-                    f"{self.sequence_length} tokens x micro-batch {self.local_batch}",
+                    units.format_tokens_by_micro_batch(self.sequence_length, self.local_batch),
                 )
             )
         lo, hi = st.step_time_band_s

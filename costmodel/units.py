@@ -919,6 +919,19 @@ def format_token_count(tokens: float) -> str:
     return format_count(t)
 
 
+def format_tokens_by_micro_batch(sequence_length: float, micro_batch: float) -> str:
+    """The activation recipe's tokens as every note writes them: ``"4,096 tokens x micro-batch
+    2"`` (thousands separators, "1 token" in the singular; one phrase for the memory note, the
+    "nothing fits" note and the app's captions).
+
+    >>> format_tokens_by_micro_batch(4096, 2), format_tokens_by_micro_batch(1, 1)
+    ('4,096 tokens x micro-batch 2', '1 token x micro-batch 1')
+    >>> format_tokens_by_micro_batch(100_000_000, 1)
+    '100,000,000 tokens x micro-batch 1'
+    """
+    return f"{format_counted(int(sequence_length), 'token')} x micro-batch {int(micro_batch):,}"
+
+
 def format_counted(count: int, noun: str, plural: str | None = None) -> str:
     """A count with its noun in the right number, for every text the CLI and the app write:
     ``"1 node"``, ``"2 nodes"``, ``"1,024 GPUs"`` (never ``"node(s)"``). ``plural`` is the

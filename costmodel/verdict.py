@@ -27,7 +27,7 @@ each side's step band with its compute band folded in, see there).
 >>> v.winner is None, v.text()
 (True, 'within the expected error: ring 3% faster than tree, under ±41%')
 >>> decide({"ring": 1.0, "tree": 2.0}, 0.41).text()
-'ring (tree is 100% slower; expected error ±41%)'
+'ring (tree is 2x slower; expected error ±41%)'
 """
 
 from __future__ import annotations
@@ -109,6 +109,10 @@ class Verdict:
             return f"{self.best} (the only candidate)"
         # the gap and the band with digits enough to tell them apart (a NaN band: the gap's own)
         pct, half = pct_pair(self.gap, self.half_width)
+        if math.isfinite(self.gap) and self.gap >= 1:
+            # twice as long or more as a ratio: "B 4.93x slower" (as the side-by-side tables
+            # write B / A), where "393% faster" read as a share of something
+            pct = f"{1 + self.gap:.3g}x"
         # an exact tie (the same configuration twice) is said so, not "A 0% faster than B"
         ahead = (
             f"{self.best} and {self.runner_up} take the same time"

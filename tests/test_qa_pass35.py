@@ -88,3 +88,37 @@ def test_a_sweep_axis_out_of_range_says_the_range_its_command_option_says(
         api["strategy"] = "hsdp"
     with pytest.raises(ValueError, match=rf"^{axis}: must be {re.escape(rule)}"):
         cm.sweep(kind=kind, preset="dgx-h100", **api, **{axis: bad})
+
+
+# --- papercuts the app's QA pass 32 found in shared wording ------------------------------------
+def test_a_gap_of_twice_or_more_is_said_as_a_ratio_not_hundreds_of_percent():
+    """`scenario --vs` said "A 393% faster than B by the model alone" where its table said
+    B / A 4.93x; a verdict's gap of 2x or more is now a ratio on every surface."""
+    from costmodel.verdict import decide
+
+    unknown = decide({"a": 1.0, "b": 4.93}, None).text()
+    assert "a 4.93x faster than b" in unknown and "%" not in unknown.split(";")[0], unknown
+    assert decide({"a": 1.0, "b": 2.0}, 0.41).text() == "a (b is 2x slower; expected error ±41%)"
+    within = decide({"a": 1.0, "b": 2.5}, 1.6).text()
+    assert within == "within the expected error: a 2.5x faster than b, under ±160%", within
+    assert decide({"a": 1.0, "b": 1.5}, 0.1).text() == "a (b is 50% slower; expected error ±10%)"
+
+
+def test_the_activation_recipe_writes_its_tokens_with_separators_and_in_the_singular():
+    """The memory note read "1 tokens x micro-batch 1" and "100000000 tokens x micro-batch 1"."""
+    one = cm.training_memory(arch="llama-3.1-8b", sequence_length=1, micro_batch=1)
+    big = cm.training_memory(arch="llama-3.1-8b", sequence_length=100_000_000, micro_batch=1)
+    assert "1 token x micro-batch 1," in one.activations_note, one.activations_note
+    assert "100,000,000 tokens x micro-batch 1," in big.activations_note, big.activations_note
+
+
+def test_a_typed_size_that_says_what_is_allowed_says_it_once():
+    """The Collectives page's size box read "...; allowed: whole bytes, e.g. '2B', ... .
+    Allowed: a number of bytes with an optional unit ..." for '1.5B'."""
+    from costmodel.web.data_collectives import typed_size
+
+    with pytest.raises(ValueError) as exc:
+        typed_size("1.5B")
+    assert str(exc.value).lower().count("allowed") == 1, exc.value
+    with pytest.raises(ValueError, match=r"\. Allowed: a number of bytes"):
+        typed_size("abc")

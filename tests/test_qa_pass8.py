@@ -287,7 +287,7 @@ def test_given_activations_are_not_said_to_come_from_a_sequence(model):
     assert "(activations 100 GB) on a GPU with 80 GB" in note and "tokens" not in note
     sized = json.loads(run("memory", "--arch", "llama-3.1-70b", "--seq", "65536",
                            "--gpu-memory", "80GB", "--json").stdout)  # fmt: skip
-    assert "at 65536 tokens x micro-batch 1)" in sized["max_params_note"]
+    assert "at 65,536 tokens x micro-batch 1)" in sized["max_params_note"]
 
 
 # --- a size given twice: every algorithm, no internal error --------------------------------------

@@ -693,7 +693,11 @@ def memory(
 
             # the tokens size the activations only when the architecture's are used (given
             # --activations are no sequence's; a bare count has none), as the Memory page says
-            what = f"{seq_n} tokens x micro-batch {micro_batch}" if arch and act is None else ""
+            what = (
+                units.format_tokens_by_micro_batch(seq_n, micro_batch)
+                if arch and act is None
+                else ""
+            )
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
             from .. import presets

@@ -47,7 +47,10 @@ def typed_size(text: str) -> int:
         # above the largest size accepted, 1e+18 B. Allowed: ... to 16 TiB" named two limits
         if is_bound(exc):
             raise out_of_range from None
-        raise ValueError(f"{exc}. Allowed: {SIZE_GRAMMAR}") from None
+        # a message that says what is allowed already ("not a whole number of bytes; allowed:
+        # whole bytes ...") keeps its one list, not a second "Allowed:" after it
+        said = "allowed:" in str(exc).lower()
+        raise ValueError(str(exc) if said else f"{exc}. Allowed: {SIZE_GRAMMAR}") from None
     if not MIN_TYPED_BYTES <= size <= MAX_TYPED_BYTES:
         raise out_of_range
     return size

@@ -8,7 +8,12 @@ from costmodel import architecture, memory, plots
 from costmodel.hardware import DEFAULT_GPUS_PER_NODE, default_ranks
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import fit_notes, memory_notes
-from costmodel.units import format_bytes, format_bytes_pair, format_count
+from costmodel.units import (
+    format_bytes,
+    format_bytes_pair,
+    format_count,
+    format_tokens_by_micro_batch,
+)
 from costmodel.web import data
 from costmodel.web.common import (
     CONTEXT_BOX,
@@ -227,7 +232,7 @@ def _inputs() -> dict:
         layers, hidden, heads = (dims[k] if v is None else v for k, v in typed.items())
     if with_act:
         st.caption(
-            f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
+            f"Activation recipe: {format_tokens_by_micro_batch(seq, micro)}, "
             f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}"
             + (
                 # a named model is sized term by term with its own widths (gated MLP, GQA, its
@@ -831,7 +836,7 @@ def render() -> None:
                 data.memory_by_stage(0.0, int(inp["ranks"]), None, layout3=lay, **kw)[1][stage]
             )
             seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
-            what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
+            what = format_tokens_by_micro_batch(seq, micro) if inp["activation"] else ""
             st.warning(  # the library's note, shown as a sentence (common.sentence)
                 sentence(nothing_fits_note(capacity, fixed, activations, what)),
                 icon=":material/memory:",
