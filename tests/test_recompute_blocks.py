@@ -1,4 +1,4 @@
-"""Recomputation reruns the checkpointed transformer blocks, not the LM head (issue 18).
+"""Recomputation reruns the checkpointed transformer blocks, not the LM head.
 
 ``torch.utils.checkpoint`` per layer, FSDP's ``apply_activation_checkpointing`` and torchtitan's
 ``apply_ac`` wrap the blocks; the head, the embedding and the loss are outside them. The head's
