@@ -274,3 +274,31 @@ def test_the_readers_catch_planted_stale_sentences():
     assert right and not _quoted_problems(right)
 
     assert _said_parameter_count("`ddp.ddp_step` is it. Its 21 parameters stay.") == 21
+
+
+# --- every command's --help has an example (README section 3) ---------------------------------
+
+
+def _help_without_example() -> list[str]:
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+    from tests.test_docs_audit import LEAVES
+
+    bad = []
+    for path in LEAVES:
+        out = CliRunner().invoke(cli.app, [*path, "--help"], terminal_width=200).stdout
+        lines = [line.strip() for line in out.splitlines()]
+        if not any(
+            line.removeprefix("Example:").strip().startswith(f"costmodel {' '.join(path)}")
+            for line in lines
+            if not line.startswith("Usage:")
+        ):
+            bad.append(f"costmodel {' '.join(path)} --help shows no example")
+    return bad
+
+
+def test_every_subcommand_help_has_an_example_as_the_readme_says():
+    assert "every subcommand has\n`--help` with an example" in README.read_text(encoding="utf-8")
+    bad = _help_without_example()
+    assert not bad, "\n".join(bad)
