@@ -110,14 +110,22 @@ def _page_list(text: str) -> list[str]:
     return []
 
 
+_NAME = r"[A-Z][A-Za-z]*(?: step)?"
+PAGE_LIST = re.compile(rf"((?:{_NAME}(?:, | and | or )){{1,5}}{_NAME}) pages\b")
+
+
 def _page_mentions(doc: str, text: str) -> list[str]:
+    """ "<name> page(s)" and "<a>, <b> and <c> pages" whose name starts as a page's title does
+    (or as a page was called before), naming no page of the app."""
     bad = []
     for line, para in _paragraphs(text):
         prose = re.sub(r"(`+).+?\1", " ", para)
-        for m in PAGE_MENTION.finditer(prose):
-            name = m.group(1)
+        names = [(m.group(0), m.group(1)) for m in PAGE_MENTION.finditer(prose)]
+        for m in PAGE_LIST.finditer(prose):
+            names += [(m.group(0), n) for n in re.split(r", | and | or ", m.group(1))]
+        for said, name in names:
             if name.split()[0] in PAGE_WORDS and name not in TITLES:
-                bad.append(f"{doc}:{line}: {m.group(0)!r} names no page (pages: {TITLES})")
+                bad.append(f"{doc}:{line}: {said!r}: {name!r} is no page (pages: {TITLES})")
     return bad
 
 
@@ -259,6 +267,8 @@ def test_the_readers_catch_planted_stale_sentences():
     assert _page_list(pages) == ["Collectives", "DDP step"] != TITLES
     assert _page_mentions("README.md", "The DDP step page also has an advisor.")
     assert not _page_mentions("README.md", "The Training step page and the Memory page.")
+    assert _page_mentions("README.md", "the radios of the Collectives, DDP and Validate pages")
+    assert not _page_mentions("README.md", "the Memory and Training step pages")
 
     took = _commands_take("x.md", "the CLI's `memory`, `step` and `train` (`--cuda-context`)")
     assert took and not _commands_take_problems(took)
