@@ -312,3 +312,34 @@ def test_every_subcommand_help_has_an_example_as_the_readme_says():
     assert "every subcommand has\n`--help` with an example" in README.read_text(encoding="utf-8")
     bad = _help_without_example()
     assert not bad, "\n".join(bad)
+
+
+# --- a formatter's output quoted beside its call -----------------------------------------------
+
+QUOTED_CALL = re.compile(
+    r"`((?:units\.)?format_[a-z_]+)\(([-\d][\d_.e+-]*)\)`\s*(?:is\s*)?`'([^'`]*)'`"
+)
+
+
+def _quoted_outputs(text: str) -> list[tuple[str, str, str]]:
+    """``(function, argument, output)`` for "`format_usd(150.4)` `'150'`" written in a doc."""
+    return [m.groups() for _, para in _paragraphs(text) for m in QUOTED_CALL.finditer(para)]
+
+
+def _quoted_output_problems(found: list[tuple[str, str, str]]) -> list[str]:
+    from costmodel import units
+
+    bad = []
+    for name, arg, said in found:
+        got = getattr(units, name.rpartition(".")[2])(float(arg))
+        if got != said:
+            bad.append(f"{name}({arg}) is {got!r}, not {said!r}")
+    return bad
+
+
+def test_every_formatter_output_quoted_in_design_md_is_what_it_returns():
+    found = _quoted_outputs(DESIGN.read_text(encoding="utf-8"))
+    assert {f.rpartition(".")[2] for f, _, _ in found} >= {"format_usd_rate", "format_usd"}
+    bad = _quoted_output_problems(found)
+    assert not bad, "\n".join(bad)
+    assert _quoted_output_problems(_quoted_outputs("`units.format_usd_rate(3.9)` is `'$3.90'`"))
