@@ -343,3 +343,22 @@ def test_every_formatter_output_quoted_in_design_md_is_what_it_returns():
     bad = _quoted_output_problems(found)
     assert not bad, "\n".join(bad)
     assert _quoted_output_problems(_quoted_outputs("`units.format_usd_rate(3.9)` is `'$3.90'`"))
+
+
+# --- the formula modules' imports, as CONTRACTS states them ------------------------------------
+
+
+def _contracts_formula_imports(text: str) -> set[str]:
+    """The modules of ours CONTRACTS' opening says the formula modules import when loaded."""
+    para = next(p for _, p in _paragraphs(text) if "Formula modules" in p)
+    rule = para.split("Formula modules", 1)[1].split(".", 1)[0]
+    return set(re.findall(r"`(_?[a-z]\w*)`", rule))
+
+
+def test_contracts_names_the_imports_the_formula_modules_have():
+    from tests.test_docs_current import FORMULA_IMPORTS_AT_LOAD
+
+    said = _contracts_formula_imports((ROOT / "docs" / "CONTRACTS.md").read_text(encoding="utf-8"))
+    assert said - {"collectives"} == FORMULA_IMPORTS_AT_LOAD
+    stale = "Formula modules (x) import only numpy, the stdlib, `units` and `tables`."
+    assert _contracts_formula_imports(stale) != FORMULA_IMPORTS_AT_LOAD
