@@ -362,3 +362,26 @@ def test_contracts_names_the_imports_the_formula_modules_have():
     assert said - {"collectives"} == FORMULA_IMPORTS_AT_LOAD
     stale = "Formula modules (x) import only numpy, the stdlib, `units` and `tables`."
     assert _contracts_formula_imports(stale) != FORMULA_IMPORTS_AT_LOAD
+
+
+# --- what `make` installs -----------------------------------------------------------------------
+
+
+def _make_extras() -> set[str]:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    m = re.search(r"pip install -q -e '\.\[([\w,]+)\]'\n\ttouch", text)
+    assert m, "the Makefile's install line moved"
+    return set(m.group(1).split(","))
+
+
+def _readme_extras(text: str) -> set[str]:
+    """The extras README's "Install and run" says `make` installs."""
+    para = next(p for _, p in _paragraphs(text) if "`make` creates `.venv`" in p)
+    said = para.split("with its", 1)[1].split("extras", 1)[0]
+    return set(re.findall(r"`(\w+)`", said))
+
+
+def test_the_readme_names_the_extras_make_installs():
+    assert _readme_extras(README.read_text(encoding="utf-8")) == _make_extras()
+    stale = "`make` creates `.venv` and installs it with its `test` and `validate` extras."
+    assert _readme_extras(stale) != _make_extras()
