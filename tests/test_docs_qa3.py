@@ -13,6 +13,11 @@ stale once by reading the docs against the code.
 - **a constant quoted with its value in prose** (``cm.DEFAULT_COMM_CONTENTION`` = 0,
   ``STEP_BATCH_ROWS``, 512) has that value;
 - **a count of parameters said** of a function (``ddp.ddp_step``: "Its 23 parameters"; it said 21).
+- **every command's ``--help`` has an example**, as README section 3 says (``archs`` had none);
+- **a formatter's output quoted** in docs/design.md (``units.format_usd_rate(3.9)`` is
+  ``'3.90'``: it was quoted as ``$3.90``);
+- **the formula modules' imports** CONTRACTS states (it left out ``_checks``);
+- **the extras ``make`` installs**, as the README names them (it left out ``distributed``).
 
 Each reader is checked on a planted stale sentence (the last tests).
 """
