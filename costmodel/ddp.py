@@ -76,7 +76,8 @@ DEFAULT_TENSOR_PARAMS = 2**24
 # comm_contention fitted to PyTorch's DDP benchmark (V100 DGX-1, ResNet/ResNeXt, 1-16 GPUs,
 # costmodel/data/reference/ddp): the grid fit over [0, 1] in tests/test_ddp.py
 # (test_ddp_benchmark_shape, which asserts this value) lands at 1.0. One GPU generation and
-# one model family: the default the DDP step page shows, with that caveat beside it.
+# one model family, so not the default (strategy.DEFAULT_COMM_CONTENTION, 0, on every surface);
+# the Training step page's contention box names it in its help.
 FITTED_COMM_CONTENTION = 1.0
 # bucket_cap values the advisor sweeps [B]: 1 to 200 MiB in 1 MiB steps (PyTorch's knob is
 # bucket_cap_mb; 25 MiB is its default).

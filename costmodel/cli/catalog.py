@@ -11,7 +11,10 @@ from ._common import JsonOpt, _jsonable, _kv, _left_table, _print_json
 
 
 def archs(as_json: JsonOpt = False) -> None:
-    """Architecture presets (parameters, shape, source) and price presets."""
+    """Architecture presets (parameters, shape, source) and price presets.
+
+    Example: costmodel archs --json
+    """
     from ..architecture import arch_names, load_arch
     from ..training import load_price, price_names
 
