@@ -182,9 +182,11 @@ def nccl_tests_run(
         if as_json:
             _print_json(rows)
         else:
-            for sp in specs:
-                env = " ".join(f"{k}={v}" for k, v in sp.env.items())
-                typer.echo((env + " " if env else "") + " ".join(sp.argv))
+            import shlex
+
+            for sp in specs:  # quoted as a shell reads it: a folder with a space pastes
+                env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sp.env.items())
+                typer.echo((env + " " if env else "") + shlex.join(sp.argv))
         return
     if output.exists() and not output.is_dir():  # it was "[Errno 20] Not a directory: ..."
         raise ValueError(

@@ -251,7 +251,9 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
     """Path of the nccl-tests binary for ``op`` (``<stem>_perf`` or ``<stem>_perf_mpi``).
 
     Looks in ``build_dir``, then ``$NCCL_TESTS_BUILD``, then ``$PATH``. Raises
-    :class:`NcclTestsMissing` with build instructions when none is found.
+    :class:`NcclTestsMissing` with build instructions when none is found. The path is
+    absolute: a bare name (``--build-dir .`` gave ``all_reduce_perf``) is looked up on
+    ``$PATH`` by the shell and by the runner, never in the folder it was found in.
     """
     if op not in BINARIES:
         raise ValueError(
@@ -263,12 +265,12 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
         for name in names:
             candidate = folder / name
             if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
+                return candidate.absolute()
     if not dirs:
         for name in names:
             found = shutil.which(name)
-            if found:
-                return Path(found)
+            if found:  # a relative $PATH entry ('.') gives a relative path
+                return Path(found).absolute()
     where = ", ".join(str(d) for d in dirs) or "$PATH"
     raise NcclTestsMissing(f"nccl-tests binary {names[0]} not found in {where}.\n{BUILD_HINT}")
 
@@ -416,11 +418,12 @@ def plan_sweep(
     flavor = resolve_mpi(mpi, launcher)  # every other argument checked first
     specs = []
     for op in ops:
+        folder = build_dir or os.environ.get("NCCL_TESTS_BUILD")
         binary = (
             find_binary(op, build_dir)
             if check_binaries
-            else Path(build_dir or os.environ.get("NCCL_TESTS_BUILD", "."))
-            / f"{BINARIES.get(op, op)}_perf"
+            # in the folder given, absolute as find_binary's; none given: $PATH's, by name
+            else (Path(folder).absolute() if folder else Path()) / f"{BINARIES.get(op, op)}_perf"
         )
         if op not in BINARIES:
             raise ValueError(
