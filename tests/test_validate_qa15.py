@@ -5,13 +5,15 @@
   run could not run; the lines are now quoted as a shell reads them (``shlex``);
 - ``--build-dir .`` (or ``NCCL_TESTS_BUILD=.``) gave the binary as a bare ``all_reduce_perf``,
   which the shell and the runner's ``subprocess`` look up on ``$PATH``, not in the folder
-  given: the run failed (or ran another build's binary); the binary's path is now absolute.
+  given: the run failed (or ran another build's binary); the binary's path is now absolute;
+- ``validate compare --report``'s DDP table said "None" in every note cell and "NaN" for a
+  step not predicted: both "-", as its error columns say a missing value.
 """
 
 from __future__ import annotations
 
 import os
-
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -94,3 +96,18 @@ def test_a_relative_path_entry_still_names_the_binary_absolute(tmp_path, monkeyp
     monkeypatch.setenv("PATH", "bin" + os.pathsep + os.environ["PATH"])
     found = find_binary("all_reduce")
     assert found == tmp_path / "bin" / "all_reduce_perf"
+
+
+# --- the HTML report's DDP table ---------------------------------------------------------------
+def test_the_reports_ddp_table_has_no_none_or_nan_cells(gloo_run, tmp_path):
+    results, cal = gloo_run
+    report = tmp_path / "report.html"
+    said = run("validate", "compare", str(results), "--calibration", str(cal),
+               "--report", str(report))  # fmt: skip
+    assert said.exit_code in (0, 1), said.output  # 1: NOT ASSESSED (CPU rows)
+    page = report.read_text()
+    start = page.index("<h2>DDP step: measured vs predicted</h2>")
+    table = page[start : page.index("</table>", start)]
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    assert cells and "None" not in cells and "NaN" not in cells and "nan" not in cells, cells
+    assert "<th>note</th>" in table  # the column is kept, its empty cells said '-'
