@@ -7,7 +7,9 @@
   which the shell and the runner's ``subprocess`` look up on ``$PATH``, not in the folder
   given: the run failed (or ran another build's binary); the binary's path is now absolute;
 - ``validate compare --report``'s DDP table said "None" in every note cell and "NaN" for a
-  step not predicted: both "-", as its error columns say a missing value.
+  step not predicted: both "-", as its error columns say a missing value;
+- a DDP step's option without ``--ddp`` (``validate torch -- --ddp-params 25M``, the command's
+  own help's example) was read past in silence and no DDP step timed: refused, naming it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from costmodel.validation.runner import find_binary, plan_sweep
-from tests._cli import run
+from tests._cli import one_line_error, run
 
 
 def _fake_binary(folder: Path, name: str = "all_reduce_perf") -> Path:
@@ -111,3 +115,23 @@ def test_the_reports_ddp_table_has_no_none_or_nan_cells(gloo_run, tmp_path):
     cells = re.findall(r"<td>(.*?)</td>", table)
     assert cells and "None" not in cells and "NaN" not in cells and "nan" not in cells, cells
     assert "<th>note</th>" in table  # the column is kept, its empty cells said '-'
+
+
+# --- a DDP option without --ddp ------------------------------------------------------------------
+def test_a_ddp_option_without_ddp_is_refused_not_read_past(tmp_path):
+    from costmodel.validation.torch_bench import parse_args
+
+    for extra in (["--ddp-params", "25M"], ["--bucket-cap-mb", "1,25"], ["--accumulation", "2"]):
+        with pytest.raises(ValueError, match=f"^{extra[0]}: sets up the DDP steps, which only "):
+            parse_args(["--backend", "gloo", *extra])
+        assert parse_args(["--ddp", *extra]).ddp  # with --ddp: taken
+    out = str(tmp_path / "t.jsonl")
+    base = ("validate", "torch", "--backend", "gloo", "-o", out, "--dry-run")
+    line = one_line_error(run(*base, "--", "--ddp-params", "25M"), "--ddp-params", "add --ddp")
+    assert line.startswith("costmodel: error: --ddp-params: sets up the DDP steps"), line
+    said = run(*base[:-1], "--ddp", "--dry-run", "--", "--ddp-params", "25M")
+    assert said.exit_code == 0, said.output
+    assert {"--ddp", "--ddp-params"} <= set(shlex.split(said.stdout)), said.stdout
+    # a bad value is still said as such first
+    with pytest.raises(ValueError, match="^--ddp-steps: must be a whole number"):
+        parse_args(["--ddp-steps", "0"])

@@ -264,7 +264,7 @@ def validate_torch(
         list[str] | None,
         typer.Argument(
             metavar="ARGS",
-            help="More torch_bench arguments after --, e.g. -- --ddp-params 25M.",
+            help="More torch_bench arguments after --, e.g. --ddp -- --ddp-params 25M.",
         ),
     ] = None,
 ) -> None:
