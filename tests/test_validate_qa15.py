@@ -9,7 +9,9 @@
 - ``validate compare --report``'s DDP table said "None" in every note cell and "NaN" for a
   step not predicted: both "-", as its error columns say a missing value;
 - a DDP step's option without ``--ddp`` (``validate torch -- --ddp-params 25M``, the command's
-  own help's example) was read past in silence and no DDP step timed: refused, naming it.
+  own help's example) was read past in silence and no DDP step timed: refused, naming it;
+- a run's kept log started with its command line unquoted (``# costmodel runner: ...``): quoted
+  as the torch job's log's ``# costmodel: ...`` line is.
 """
 
 from __future__ import annotations
@@ -135,3 +137,23 @@ def test_a_ddp_option_without_ddp_is_refused_not_read_past(tmp_path):
     # a bad value is still said as such first
     with pytest.raises(ValueError, match="^--ddp-steps: must be a whole number"):
         parse_args(["--ddp-steps", "0"])
+
+
+# --- the kept log's command line ---------------------------------------------------------------
+def test_a_runs_kept_log_names_its_command_as_a_shell_reads_it(tmp_path):
+    from costmodel.reference import reference_path
+
+    build = tmp_path / "nccl tests" / "build"
+    build.mkdir(parents=True)
+    binary = build / "all_reduce_perf"
+    binary.write_text(f"#!/bin/sh\ncat {shlex.quote(str(reference_path('12a')))}\n")
+    binary.chmod(0o755)
+    out = tmp_path / "runs"
+    said = run("validate", "nccl-tests", "run", "--build-dir", str(build), "--gpus", "8",
+               "--protos", "^LL", "-o", str(out), "--no-progress")  # fmt: skip
+    assert said.exit_code == 0, said.output
+    (log,) = (out / "logs").iterdir()
+    first, env = log.read_text().splitlines()[:2]
+    argv = shlex.split(first.removeprefix("# costmodel runner: "))
+    assert argv[0] == str(binary) and argv[-2:] == ["-g", "8"], first
+    assert shlex.split(env.removeprefix("# costmodel runner env: ")) == ["NCCL_PROTO=^LL"], env

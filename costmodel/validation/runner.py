@@ -23,6 +23,7 @@ import io
 import itertools
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -969,9 +970,10 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
     """Run one command, streaming its output to log_path. Returns (status, rc, reason)."""
     env = {**os.environ, **spec.env}
     with log_path.open("x", encoding="utf-8") as log:  # a new file: never one already there
-        log.write(f"# costmodel runner: {' '.join(spec.argv)}\n")
+        # quoted as a shell reads it (a build folder with a space), as the torch job's log
+        log.write(f"# costmodel runner: {shlex.join(spec.argv)}\n")
         for name, value in spec.env.items():
-            log.write(f"# costmodel runner env: {name}={value}\n")
+            log.write(f"# costmodel runner env: {name}={shlex.quote(value)}\n")
         log.flush()
         try:
             # own session = own process group, killed as a whole (srun/mpirun and their ranks);
@@ -1080,7 +1082,6 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
     lines arrive when printed, as on a terminal. Returns the job's exit code; an interrupt
     (Ctrl-C) stops the job, SIGTERM then SIGKILL after 10 s, and re-raises.
     """
-    import shlex
 
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
