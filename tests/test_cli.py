@@ -703,6 +703,7 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
         "1MiB",
         "-o",
         str(out),
+        "--ddp",
         "--",
         "--ddp-params",
         "1M",

@@ -43,6 +43,7 @@ def test_parse_args_and_sizes():
             "1KiB",
             "--max-bytes",
             "8KiB",
+            "--ddp",
             "--bucket-cap-mb",
             "1,25",
         ]

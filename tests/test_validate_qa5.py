@@ -528,7 +528,7 @@ def test_validate_torch_dry_run_prints_the_torchrun_line_and_writes_nothing(tmp_
 
     out = tmp_path / "t.jsonl"
     args = ("validate", "torch", "--nproc", "3", "--backend", "gloo", "--max-bytes", "1MiB")
-    got = run(*args, "-o", str(out), "--dry-run", "--", "--ddp-params", "1M")
+    got = run(*args, "-o", str(out), "--ddp", "--dry-run", "--", "--ddp-params", "1M")
     assert got.exit_code == 0, got.stderr
     (line,) = got.stdout.splitlines()
     argv = shlex.split(line)

@@ -182,9 +182,11 @@ def nccl_tests_run(
         if as_json:
             _print_json(rows)
         else:
-            for sp in specs:
-                env = " ".join(f"{k}={v}" for k, v in sp.env.items())
-                typer.echo((env + " " if env else "") + " ".join(sp.argv))
+            import shlex
+
+            for sp in specs:  # quoted as a shell reads it: a folder with a space pastes
+                env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sp.env.items())
+                typer.echo((env + " " if env else "") + shlex.join(sp.argv))
         return
     if output.exists() and not output.is_dir():  # it was "[Errno 20] Not a directory: ..."
         raise ValueError(
@@ -262,7 +264,7 @@ def validate_torch(
         list[str] | None,
         typer.Argument(
             metavar="ARGS",
-            help="More torch_bench arguments after --, e.g. -- --ddp-params 25M.",
+            help="More torch_bench arguments after --, e.g. --ddp -- --ddp-params 25M.",
         ),
     ] = None,
 ) -> None:

@@ -1244,7 +1244,10 @@ def write_report(
             ""
             if steps_only
             else summary.to_html(  # type: ignore[call-overload]
-                index=False, float_format="%.3f", formatters=_error_formatters(summary)
+                index=False,
+                float_format="%.3f",
+                formatters=_error_formatters(summary),
+                na_rep="-",  # as the error formatters: a missing value, never 'NaN'
             )
         )
     ]
@@ -1256,8 +1259,15 @@ def write_report(
             f"<p><b>{html.escape(ddp_summary(ddp))}</b></p>"
             "<p>step_time_rel_error = predicted / measured step time - 1 (the time error: a "
             "step has no busbw)</p>"
-            + ddp[shown].to_html(  # type: ignore[call-overload]  # as above
-                index=False, float_format="%.4g", formatters=_error_formatters(ddp[shown])
+            # a step without a note read 'None' (pandas' na_rep skips a column of None only),
+            # one not predicted 'NaN': each '-', as the error formatters say a missing value
+            + ddp[shown]
+            .fillna({c: "-" for c in shown if ddp[c].dtype == object})
+            .to_html(  # type: ignore[call-overload]  # as above
+                index=False,
+                float_format="%.4g",
+                formatters=_error_formatters(ddp[shown]),
+                na_rep="-",
             )
         )
         if "timeline" in ddp:

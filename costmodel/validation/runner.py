@@ -23,6 +23,7 @@ import io
 import itertools
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -251,7 +252,9 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
     """Path of the nccl-tests binary for ``op`` (``<stem>_perf`` or ``<stem>_perf_mpi``).
 
     Looks in ``build_dir``, then ``$NCCL_TESTS_BUILD``, then ``$PATH``. Raises
-    :class:`NcclTestsMissing` with build instructions when none is found.
+    :class:`NcclTestsMissing` with build instructions when none is found. The path is
+    absolute: a bare name (``--build-dir .`` gave ``all_reduce_perf``) is looked up on
+    ``$PATH`` by the shell and by the runner, never in the folder it was found in.
     """
     if op not in BINARIES:
         raise ValueError(
@@ -263,12 +266,12 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
         for name in names:
             candidate = folder / name
             if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
+                return candidate.absolute()
     if not dirs:
         for name in names:
             found = shutil.which(name)
-            if found:
-                return Path(found)
+            if found:  # a relative $PATH entry ('.') gives a relative path
+                return Path(found).absolute()
     where = ", ".join(str(d) for d in dirs) or "$PATH"
     raise NcclTestsMissing(f"nccl-tests binary {names[0]} not found in {where}.\n{BUILD_HINT}")
 
@@ -416,11 +419,12 @@ def plan_sweep(
     flavor = resolve_mpi(mpi, launcher)  # every other argument checked first
     specs = []
     for op in ops:
+        folder = build_dir or os.environ.get("NCCL_TESTS_BUILD")
         binary = (
             find_binary(op, build_dir)
             if check_binaries
-            else Path(build_dir or os.environ.get("NCCL_TESTS_BUILD", "."))
-            / f"{BINARIES.get(op, op)}_perf"
+            # in the folder given, absolute as find_binary's; none given: $PATH's, by name
+            else (Path(folder).absolute() if folder else Path()) / f"{BINARIES.get(op, op)}_perf"
         )
         if op not in BINARIES:
             raise ValueError(
@@ -966,9 +970,10 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
     """Run one command, streaming its output to log_path. Returns (status, rc, reason)."""
     env = {**os.environ, **spec.env}
     with log_path.open("x", encoding="utf-8") as log:  # a new file: never one already there
-        log.write(f"# costmodel runner: {' '.join(spec.argv)}\n")
+        # quoted as a shell reads it (a build folder with a space), as the torch job's log
+        log.write(f"# costmodel runner: {shlex.join(spec.argv)}\n")
         for name, value in spec.env.items():
-            log.write(f"# costmodel runner env: {name}={value}\n")
+            log.write(f"# costmodel runner env: {name}={shlex.quote(value)}\n")
         log.flush()
         try:
             # own session = own process group, killed as a whole (srun/mpirun and their ranks);
@@ -1077,7 +1082,6 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
     lines arrive when printed, as on a terminal. Returns the job's exit code; an interrupt
     (Ctrl-C) stops the job, SIGTERM then SIGKILL after 10 s, and re-raises.
     """
-    import shlex
 
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -729,9 +729,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: the options that set up the DDP steps, which only ``--ddp`` times
+DDP_OPTIONS = ("ddp_params", "ddp_width", "ddp_batch", "ddp_steps", "bucket_cap_mb", "accumulation")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse and check the job's arguments (sizes through costmodel.units)."""
-    args = build_parser().parse_args(argv)
+    """Parse and check the job's arguments (sizes through costmodel.units). A DDP step's
+    option (:data:`DDP_OPTIONS`) given without ``--ddp`` is refused: no step would be timed,
+    and it was read past in silence (``validate torch -- --ddp-params 25M`` timed no DDP)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ddp_only = [  # refused once every value is checked (a bad value is said as such)
+        f"--{dest.replace('_', '-')}"
+        for dest in DDP_OPTIONS
+        if not args.ddp and getattr(args, dest) != parser.get_default(dest)
+    ]
     from costmodel.tables import spelled_as
 
     # any spelling (ALL_REDUCE, all-reduce), each op once: as costmodel validate torch --ops
@@ -799,6 +811,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
         flags = {"min_bytes": "--min-bytes", "max_bytes": "--max-bytes", "factor": "--factor"}
         raise ValueError(name_fields(str(exc), flags)) from None
+    if ddp_only:
+        raise ValueError(
+            f"{ddp_only[0]}: sets up the DDP steps, which only --ddp times; add --ddp (or leave "
+            f"{', '.join(ddp_only)} out)"
+        )
     return args
 
 
