@@ -411,7 +411,7 @@ def test_largest_model_never_reads_zero_params():
     )
     assert r.max_params == 0.0
     note = next(n for n in r.notes if n.startswith("even one parameter does not fit"))
-    assert "activations" in note and "32768 tokens" in note
+    assert "activations" in note and "32,768 tokens" in note
     assert nothing_fits_note(80e9, 95e9, 93e9).startswith("even one parameter does not fit")
 
 
