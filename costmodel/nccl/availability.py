@@ -28,11 +28,9 @@ def unavailable_reason(op: str, algorithm: str, protocol: str, topo: TopologyInp
         return "p2p is only used for all_to_all"
     if algorithm not in _candidates(op):
         return f"NCCL has no {algorithm} for {op} (allowed: {', '.join(_candidates(op))})"
-    if algorithm in ("nvls", "nvls_tree", "pat") and protocol != "simple":
+    if _simple_only(algorithm) and protocol != "simple":
         return f"{algorithm} runs only with the simple protocol"
     if algorithm.startswith("collnet"):
-        if protocol != "simple":
-            return f"{algorithm} runs only with the simple protocol"
         if not topo.collnet_support:
             return "CollNet needs IB SHARP (in-network reduction) across several nodes"
         if topo.gpus_per_node > T.NCCL_COLLNET_MAX_LOCAL_RANKS:
@@ -60,6 +58,12 @@ def unavailable_reason(op: str, algorithm: str, protocol: str, topo: TopologyInp
     if bus_bandwidth_gbs(op, algorithm, protocol, topo) <= 0:
         return f"NCCL's model gives {algorithm}/{protocol} no bandwidth here"
     return None
+
+
+def _simple_only(algorithm: str) -> bool:
+    """Whether NCCL runs ``algorithm`` with the simple protocol only (NVLS, NVLS tree, PAT and
+    CollNet: no LL or LL128 kernels)."""
+    return algorithm in ("nvls", "nvls_tree", "pat") or algorithm.startswith("collnet")
 
 
 def _default_enabled(op: str, algorithm: str, topo: TopologyInputs) -> bool:
@@ -102,7 +106,7 @@ def candidates(
     if protocol == "auto":
         # with the protocol left to NCCL, "nvls runs only with the simple protocol" (said of ll
         # and ll128) is no reason: the algorithm's own is the one with its protocol
-        own = [r for r in reasons if r[2] != f"{r[0]} runs only with the simple protocol"]
+        own = [(a, p, why) for a, p, why in reasons if p == "simple" or not _simple_only(a)]
         reasons = own or reasons
     if not out:
         # in the table's order (tables.NCCL_OP_ALGORITHMS), as every list of algorithms
