@@ -144,12 +144,16 @@ def test_wheel_carries_reference_runs_and_presets(tmp_path):
     for name in ("costmodel", "presets"):
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
     out = tmp_path / "wheel"
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
         + ["-w", str(out), str(src)],
         check=True,
         capture_output=True,
+        text=True,
     )
+    # every shipped folder is named in pyproject's packages: `pip install .` prints no
+    # "Package would be ignored" warning about a data folder
+    assert "would be ignored" not in built.stdout + built.stderr
     (whl,) = out.glob("costmodel-*.whl")
     names = set(zipfile.ZipFile(whl).namelist())
     for kind in ("nccl-tests", "ddp"):
