@@ -19,7 +19,11 @@ Found and fixed here:
   raised ``AttributeError: 'NoneType' object has no attribute 'nodes'``;
   ``cm.strategy_step(gpus_per_node=np.array([4, 8]))`` numpy's "truth value ... ambiguous";
 - ``cm.parse_rate(1e300)`` (``parse_duration``, ``parse_count``) said "must be a finite rate",
-  of a finite number: the bound it passed is said now.
+  of a finite number: the bound it passed is said now;
+- a measured step time of 0 said "must be a finite number > 0 s", one of 2e6 s "(0, 1e6] s";
+- ``cm.predict_all_algorithms`` over an empty list of sizes raised pandas' IndexError;
+- ``cm.Scenario(arch=cm.load_arch(...), cluster=cm.cluster(...))`` said "Input should be a
+  valid string": a preset's object is taken as its name now.
 """
 
 from __future__ import annotations
@@ -209,3 +213,54 @@ def test_a_step_time_is_refused_in_one_range(bad: float) -> None:
         cm.training_cost(2e12, tokens_per_step=4e6, step_time_s=bad, ranks=8)
     assert str(err.value) == f"step_time_s: must be {rule}, got {bad!r}"
     assert cm.training_cost(2e12, tokens_per_step=4e6, step_time_s=1e6, ranks=8).steps == 500_000
+
+
+# --- an empty list of sizes for every algorithm ---------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [[], np.array([])])
+def test_every_algorithm_over_no_sizes_is_an_empty_comparison(sizes) -> None:
+    """``predict_collective`` answers an empty list with an empty prediction; the comparison
+    of every algorithm raised pandas' "IndexError: single positional indexer is out-of-bounds"
+    (it read each algorithm's name from its first row)."""
+    r = cm.predict_all_algorithms("all_reduce", sizes, "dgx-h100", nodes=2)
+    assert len(r.frame) == 0 and len(r.crossovers) == 0 and r.verdicts == ()
+    assert dict(r.unavailable)["nvls"] == "multi-node NVLS needs CollNet (IB SHARP)"
+    assert r.to_dict()["results"] == []
+    full = cm.predict_all_algorithms("all_reduce", [2**20, 2**34], "dgx-h100", nodes=8)
+    assert full.available == ("tree", "ring", "nvls_tree")
+
+
+# --- a Scenario given the objects the step functions take ----------------------------------------
+
+
+def test_a_scenario_takes_a_preset_architecture_and_cluster_as_their_names() -> None:
+    """``cm.Scenario(arch=cm.load_arch(...))`` and ``cluster=cm.cluster(...)`` said "Input
+    should be a valid string" (and ``load_arch``'s own refusal lists ``cm.Architecture`` among
+    what ``arch`` takes): a preset's object is its name, with its nodes, slice and power cap."""
+    by_object = cm.Scenario(
+        arch=cm.load_arch("llama-3.1-8b"),
+        cluster=cm.cluster("dgx-h100", nodes=2, gpus_per_node=4, power_limit_w=500),
+    )
+    by_name = cm.Scenario(
+        arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, gpus_per_node=4, power_limit_w=500
+    )
+    assert by_object == by_name
+    assert by_object.evaluate().step_time_s == by_name.evaluate().step_time_s
+    path = "tests/data/hf_configs/mistral-7b/config.json"
+    mine = cm.Scenario(arch=cm.load_arch(path))
+    assert mine.params == cm.Scenario(arch=path).params == 7_241_732_096
+
+
+def test_a_scenario_refuses_an_object_it_cannot_name_in_one_line() -> None:
+    a = cm.load_arch("llama-3.1-8b").model_copy(update={"layers": 2})
+    with pytest.raises(cm.ScenarioError, match=r"^arch: an architecture name .* its path$"):
+        cm.Scenario(arch=a)
+    with pytest.raises(cm.ScenarioError) as err:
+        cm.Scenario(params=7e9, cluster=cm.cluster("dgx-h100", nodes=2), nodes=4)
+    assert str(err.value) == "nodes: 4 contradicts the Cluster given (nodes 2); give one of them"
+    with pytest.raises(cm.ScenarioError) as err:
+        cm.Scenario(params=7e9, cluster=None)
+    assert str(err.value) == (
+        "cluster: a cluster preset name (`cm.presets.names('cluster')`), got None"
+    )
