@@ -1386,12 +1386,15 @@ def _cluster_fields(c: Any, data: dict[str, Any]) -> dict[str, Any]:
     if c.gpu.power_limit_w is not None:
         fields["power_limit_w"] = float(c.gpu.power_limit_w)
     try:
-        same = presets.cluster(
-            fields["cluster"],
-            nodes=fields["nodes"],
-            gpus_per_node=fields.get("gpus_per_node"),
-            power_limit_w=fields.get("power_limit_w"),
-        ) == c
+        same = (
+            presets.cluster(
+                fields["cluster"],
+                nodes=fields["nodes"],
+                gpus_per_node=fields.get("gpus_per_node"),
+                power_limit_w=fields.get("power_limit_w"),
+            )
+            == c
+        )
     except ValueError:
         same = False
     if not same:
