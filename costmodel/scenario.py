@@ -797,7 +797,8 @@ class Scenario(OneLineModel):
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
         bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
         drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
-        given one). The result is validated as any Scenario.
+        given one). A ``cm.Cluster`` for ``cluster`` sets its nodes, slice and power cap too
+        (as the constructor reads one). The result is validated as any Scenario.
         """
         if changes is None:
             kw: dict[str, Any] = {}
@@ -816,6 +817,15 @@ class Scenario(OneLineModel):
                 "each field once"
             )
         kw.update(fields)
+        from .hardware import Cluster
+
+        if isinstance(kw.get("cluster"), Cluster):  # B's whole cluster: its nodes, slice, cap
+            kw = {
+                **kw,
+                "gpus_per_node": None,
+                "power_limit_w": None,
+                **_cluster_fields(kw["cluster"], kw),
+            }
         unknown = sorted(set(kw) - set(type(self).model_fields))
         if unknown:
             raise ValueError(
@@ -1401,7 +1411,8 @@ def _cluster_fields(c: Any, data: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"cluster: a cluster preset name (`cm.presets.names('cluster')`); the Cluster "
             f"{c.name!r} given is not a preset as `cm.cluster` builds it (a Scenario keeps a "
-            "name): save it as a preset file (`--presets-dir`) and give its name"
+            "name): save it as a preset file in a presets folder (`COSTMODEL_PRESETS`) and "
+            "give its name"
         )
     for k, v in fields.items():
         if k != "cluster" and data.get(k) is not None and data[k] != v:

@@ -264,3 +264,13 @@ def test_a_scenario_refuses_an_object_it_cannot_name_in_one_line() -> None:
     assert str(err.value) == (
         "cluster: a cluster preset name (`cm.presets.names('cluster')`), got None"
     )
+
+
+def test_with_changes_takes_a_cluster_object_as_the_whole_cluster() -> None:
+    """B's Cluster sets B's nodes, slice and cap: with A's nodes kept beside it, it was refused
+    as a contradiction (or A's slice and cap were lent to B's cluster)."""
+    a = cm.Scenario(arch="llama-3.1-8b", nodes=2, gpus_per_node=4, power_limit_w=500)
+    b = a.with_changes(cluster=cm.cluster("dgx-a100", nodes=4))
+    assert b == a.with_changes(cluster="dgx-a100", nodes=4, gpus_per_node=None, power_limit_w=None)
+    with pytest.raises(ValueError, match=r"^nodes: 2 contradicts the Cluster given \(nodes 4\)"):
+        a.with_changes(cluster=cm.cluster("dgx-a100", nodes=4), nodes=2)
