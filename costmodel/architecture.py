@@ -25,6 +25,7 @@ From the shape alone:
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import tomllib
@@ -57,15 +58,22 @@ def _whole(name: str, value: object, unit: str) -> int:
             f"FLOPs are sized for one configuration), got {value!r}; for several, call once per "
             "value"
         )
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
-        raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
-    if value > 1e12 or value != int(value):
-        raise ValueError(f"{name}: must be a whole number in [1, 1e12] {unit}, got {value!r}")
-    from ._limits import LIMITS  # lazy: a layer above the formulas
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        x = math.nan  # text, None, a bool: no number, refused in the range's words
+    else:
+        x = float(value) if abs(value) < 1e300 else math.inf  # 10**400 overflowed float()
+    if name in _SHARED_LIMITS:  # Scenario's and the CLI's range (--seq 1..1e8), in its words:
+        from ._limits import LIMITS  # lazy: a layer above the formulas
 
-    if name in _SHARED_LIMITS:  # Scenario's and the CLI's range (--seq 1..1e8), in its words
-        LIMITS[name].check(name, value)
-    return int(value)
+        # every refusal says that one range (0, 2.5, 1e300 and 1e9 named three different ones)
+        if not LIMITS[name].holds(x):
+            raise ValueError(f"{name}: must be {LIMITS[name].rule}, got {value!r}")
+        return int(x)
+    if not x >= 1:
+        raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
+    if x > 1e12 or x != int(x):
+        raise ValueError(f"{name}: must be a whole number in [1, 1e12] {unit}, got {value!r}")
+    return int(x)
 
 
 _SHARED_LIMITS = ("sequence_length", "micro_batch")

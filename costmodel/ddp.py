@@ -437,17 +437,33 @@ def _default_bucket_totals(
 
 
 # --- the step ----------------------------------------------------------------------------------
+def _link_number(name: str, value: object, limit: str, unit: str) -> float:
+    """A number of the one-link step's link in its CLI option's range
+    (``_limits.LIMITS[limit]``, in its words), else ValueError naming ``name``; text or an
+    array is refused as no number (:func:`_number`, with the value the text means)."""
+    from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    if not isinstance(value, bool) and isinstance(value, int | float | np.number | np.ndarray):
+        if np.ndim(value) == 0:
+            LIMITS[limit].check(name, value)
+    return _number(name, value, positive=limit == "bandwidth", unit=unit)
+
+
 def _default_allreduce_fn(
     ranks: int, bandwidth_bytes_per_s: float | None, latency_s: float, algorithm: str
 ) -> Callable[[np.ndarray], np.ndarray]:
     if bandwidth_bytes_per_s is None:
         raise ValueError("bandwidth_bytes_per_s: required unless allreduce_time_fn is given")
-    bw = _number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, positive=True, unit="B/s")
+    # the one-link step's link in `step --bandwidth/--latency`'s ranges (1 MB/s..1 PB/s, 0..1 s):
+    # a bare 50 (meant as 50 GB/s) priced a 551-million-second step, 1e-300 B/s overflowed
+    # with numpy's warnings, a 5 s latency was taken
+    bw = _link_number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "bandwidth", "B/s")
+    alpha = _link_number("latency_s", latency_s, "latency", "s")
     from . import collectives  # the textbook model (lazy: collectives is a sibling formula module)
 
     # the name is checked by allreduce_time itself (ValueError listing the valid ones)
     name = cast("collectives.Algorithm", algorithm)
-    return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, name))
+    return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, alpha, name))
 
 
 def _step_buckets(

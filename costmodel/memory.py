@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import asdict, dataclass, fields
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -1058,12 +1059,17 @@ def min_ranks(
 
 def _big_count(n: int) -> str:
     """A rank count as a message says it: exact with separators up to 1e15, beyond in three
-    digits (``1e+300``'s fewest ranks are not 300 digits).
+    digits (``1e+300``'s fewest ranks are not 300 digits), past a float's range too (a
+    ``memory_bytes`` of 1e-300 B needs 4.8e+311 ranks, which ``float()`` overflowed on).
 
-    >>> _big_count(1024), _big_count(2 * 10**300)
-    ('1,024', '2e+300')
+    >>> _big_count(1024), _big_count(2 * 10**300), _big_count(48 * 10**320)
+    ('1,024', '2e+300', '4.8e+321')
     """
-    return f"{n:,}" if n <= 10**15 else f"{float(n):.3g}"
+    if n <= 10**15:
+        return f"{n:,}"
+    if n < 10**300:
+        return f"{float(n):.3g}"
+    return f"{Decimal(f'{Decimal(n):.3g}').normalize():g}"  # float() overflows past ~1.8e308
 
 
 def _fewest_ranks(

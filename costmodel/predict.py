@@ -1341,7 +1341,7 @@ def predict_all_algorithms(
     topo = None
     if model in ("nccl", "nccl-table", CALIBRATED) and c.ranks >= 2:
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
-    frames, unavailable = [], []
+    frames, unavailable, names = [], [], []
     for a in listed:
         if c.ranks < 2:
             unavailable.append((a, "one rank: nothing to communicate"))
@@ -1369,6 +1369,7 @@ def predict_all_algorithms(
         except ValueError as exc:
             unavailable.append((a, str(exc)))
             continue
+        names.append(a)  # the frame's rows name it, but an empty list of sizes has no row
         frames.append(
             pd.DataFrame(
                 {
@@ -1423,7 +1424,6 @@ def predict_all_algorithms(
     best = np.argmin(times, axis=0)
     frame["best"] = False
     frame.loc[best * n_sizes + np.arange(n_sizes), "best"] = True
-    names = [f["algorithm"].iloc[0] for f in frames]
     rows = []
     for i in range(1, n_sizes):
         if best[i] != best[i - 1]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, get_args
@@ -372,6 +373,31 @@ class Scenario(OneLineModel):
                     f"params: {said} differs from {a.name}'s {a.params:,}; give one of them"
                 )
             data = {**data, "params": float(a.params)}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _objects_as_names(cls, data: Any) -> Any:
+        """A ``cm.Architecture`` or ``cm.Cluster`` given for ``arch`` or ``cluster`` (what the
+        step functions take) is taken as the name it was loaded from, or refused in one line
+        saying what to give: pydantic said "Input should be a valid string" of them, and
+        ``load_arch``'s refusal names ``cm.Architecture`` among what ``arch`` takes. Runs
+        first (pydantic runs a model's "before" validators last-defined first)."""
+        if not isinstance(data, dict):
+            return data
+        from .architecture import Architecture
+        from .hardware import Cluster
+
+        a = data.get("arch")
+        if isinstance(a, Architecture):
+            data = {**data, "arch": _arch_name(a)}
+        c = data.get("cluster")
+        if isinstance(c, Cluster):
+            data = {**data, **_cluster_fields(c, data)}
+        elif c is None and "cluster" in data:
+            raise ValueError(
+                "cluster: a cluster preset name (`cm.presets.names('cluster')`), got None"
+            )
         return data
 
     def architecture(self) -> Any:
@@ -771,7 +797,8 @@ class Scenario(OneLineModel):
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
         bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
         drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
-        given one). The result is validated as any Scenario.
+        given one). A ``cm.Cluster`` for ``cluster`` sets its nodes, slice and power cap too
+        (as the constructor reads one). The result is validated as any Scenario.
         """
         if changes is None:
             kw: dict[str, Any] = {}
@@ -790,6 +817,15 @@ class Scenario(OneLineModel):
                 "each field once"
             )
         kw.update(fields)
+        from .hardware import Cluster
+
+        if isinstance(kw.get("cluster"), Cluster):  # B's whole cluster: its nodes, slice, cap
+            kw = {
+                **kw,
+                "gpus_per_node": None,
+                "power_limit_w": None,
+                **_cluster_fields(kw["cluster"], kw),
+            }
         unknown = sorted(set(kw) - set(type(self).model_fields))
         if unknown:
             raise ValueError(
@@ -1312,6 +1348,78 @@ _FIELD_LIMITS: dict[str, str] = {
 bound (``mfu: must be a model FLOP utilisation in ..., got 1.5``). The field's own ``ge``/``le``
 stay the same range, for its JSON schema. ``power_limit_w``, ``cuda_context_bytes`` and
 ``fragmentation`` are checked by their own validators, in their own ranges."""
+
+
+def _arch_name(a: Any) -> str:
+    """The ``arch`` a Scenario stores for the Architecture ``a``: the preset it is, or the
+    config.json it was read from (``a.source``), else ValueError saying what to give (one
+    setup is data: an Architecture built in code has no name to keep).
+
+    >>> from costmodel.architecture import load_arch
+    >>> _arch_name(load_arch("llama-3.1-8b"))
+    'llama-3.1-8b'
+    """
+    from .architecture import arch_names, load_arch
+
+    if a.name in arch_names() and load_arch(a.name) == a:
+        return str(a.name)
+    source = str(a.source)
+    if source.endswith(".json") and os.path.isfile(source):
+        try:
+            same = load_arch(source) == a
+        except ValueError:
+            same = False
+        if same:
+            return source
+    raise ValueError(
+        f"arch: an architecture name (`cm.arch_names()`) or a config.json path; the "
+        f"Architecture {a.name!r} given is neither a preset nor a config.json as read (a "
+        "Scenario keeps a name or a path): write it as a Hugging Face config.json and give "
+        "its path"
+    )
+
+
+def _cluster_fields(c: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Scenario's fields (``cluster``, ``nodes``, ``gpus_per_node``, ``power_limit_w``) of the
+    Cluster ``c``, when the preset of its name built with them is ``c``; else ValueError
+    saying what to give. A field also given must agree with ``c``.
+
+    >>> from costmodel.presets import cluster
+    >>> _cluster_fields(cluster("dgx-h100", nodes=2), {})
+    {'cluster': 'dgx-h100', 'nodes': 2}
+    """
+    from . import presets
+
+    fields: dict[str, Any] = {"cluster": str(c.name), "nodes": int(c.nodes)}
+    if c.node.whole_node_gpus is not None:  # a slice of each node
+        fields["gpus_per_node"] = int(c.gpus_per_node)
+    if c.gpu.power_limit_w is not None:
+        fields["power_limit_w"] = float(c.gpu.power_limit_w)
+    try:
+        same = (
+            presets.cluster(
+                fields["cluster"],
+                nodes=fields["nodes"],
+                gpus_per_node=fields.get("gpus_per_node"),
+                power_limit_w=fields.get("power_limit_w"),
+            )
+            == c
+        )
+    except ValueError:
+        same = False
+    if not same:
+        raise ValueError(
+            f"cluster: a cluster preset name (`cm.presets.names('cluster')`); the Cluster "
+            f"{c.name!r} given is not a preset as `cm.cluster` builds it (a Scenario keeps a "
+            "name): save it as a preset file in a presets folder (`COSTMODEL_PRESETS`) and "
+            "give its name"
+        )
+    for k, v in fields.items():
+        if k != "cluster" and data.get(k) is not None and data[k] != v:
+            raise ValueError(
+                f"{k}: {data[k]!r} contradicts the Cluster given ({k} {v!r}); give one of them"
+            )
+    return fields
 
 
 def _check_count_limit(field: str, value: Any) -> None:

@@ -510,7 +510,10 @@ def billing_note(gpus_per_node: int, billed: int, whole_node_gpus: int | None) -
     return f"billed for {billed} GPUs per node ({what}), {gpus_per_node} used"
 
 
-def _positive(name: str, value: Any, unit: str = "") -> float:
+def _positive(name: str, value: Any, unit: str = "", limit: Any = None) -> float:
+    """``value`` as a finite float > 0, else ValueError naming ``name``; with ``limit`` (a
+    :class:`costmodel._limits.Limit`) in that range, every refusal of a number in its words
+    (a step time of 0 said "> 0 s" and one of 2e6 s "(0, 1e6] s")."""
     if isinstance(value, bool):  # float(True) is 1.0: one token, a 1 s step
         raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
@@ -521,6 +524,8 @@ def _positive(name: str, value: Any, unit: str = "") -> float:
         from ._checks import said
 
         raise ValueError(f"{name}: expected a number, got {said(value)}{hint}") from None
+    if limit is not None and not limit.holds(x):
+        raise ValueError(f"{name}: must be {limit.rule}, got {value!r}")
     if not math.isfinite(x) or x <= 0:
         unit = f" {unit}" if unit else ""
         raise ValueError(f"{name}: must be a finite number > 0{unit}, got {value!r}")
@@ -626,9 +631,8 @@ def training_cost(
             "6 x params); give both, or neither"
         )
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
-    t = _positive(step_time_name, step_time_s, "s")
     # plausibility bounds shared with the CLI (a 1e30 s step, 1e308 USD/GPU-hour: cost inf)
-    LIMITS["step_time"].check(step_time_name, t)
+    t = _positive(step_time_name, step_time_s, "s", LIMITS["step_time"])
     if usd_per_gpu_hour is not None:
         LIMITS["usd_per_gpu_hour"].check("usd_per_gpu_hour", usd_per_gpu_hour)
     from ._checks import whole_count

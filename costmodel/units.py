@@ -203,9 +203,20 @@ def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
 
 
 def _finite(value: Decimal, name: str, text: object, unit: str, *, positive: bool) -> float:
+    """``value`` as a float in the quantity's range, else one ValueError naming ``name`` and
+    the range. A number at or past 1e300 (a float overflows a step's products there) is
+    refused with that bound: ``1e300``, a finite float, was said to be "must be a finite ...".
+
+    >>> _finite(Decimal("1e300"), "bandwidth", 1e300, "rate in B/s", positive=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: bandwidth: must be a finite rate in B/s > 0 and below 1e+300, got 1e+300
+    """
+    sign = "> 0" if positive else ">= 0"
+    if value.is_finite() and value >= Decimal("1e300"):
+        raise ValueError(f"{name}: must be a finite {unit} {sign} and below 1e+300, got {text!r}")
     out = float(value) if abs(value) < Decimal("1e300") else math.inf
     if not math.isfinite(out) or (out <= 0 if positive else out < 0):
-        sign = "> 0" if positive else ">= 0"
         raise ValueError(f"{name}: must be a finite {unit} {sign}, got {text!r}")
     return out
 

@@ -20,10 +20,10 @@ import costmodel as cm
     [
         ({"recompute": "ful"}, "recompute", "allowed: none, selective"),
         ({"loss": "fsed"}, "loss", "allowed: fp32, fp32-held, fused"),
-        ({"sequence_length": 0}, "sequence_length", "whole number >= 1"),
-        ({"sequence_length": math.nan}, "sequence_length", "whole number >= 1"),
-        ({"micro_batch": -1}, "micro_batch", "whole number >= 1"),
-        ({"micro_batch": True}, "micro_batch", "whole number >= 1"),
+        ({"sequence_length": 0}, "sequence_length", "whole number in 1..100,000,000 tokens"),
+        ({"sequence_length": math.nan}, "sequence_length", "whole number in 1..100,000,000"),
+        ({"micro_batch": -1}, "micro_batch", "whole number in 1..1,000,000"),
+        ({"micro_batch": True}, "micro_batch", "whole number in 1..1,000,000"),
     ],
 )
 @pytest.mark.parametrize("memory", ["bare count", "activations given"])

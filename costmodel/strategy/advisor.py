@@ -40,6 +40,7 @@ from .comm import CollectiveTimer, PredictionCache
 from .layout import STRATEGIES, make_layout, wrap_units
 from .step import (
     StrategyStep,
+    check_cluster_argument,
     check_step_keywords,
     named_params,
     strategy_step,
@@ -458,6 +459,7 @@ def layout_calls(
 
     band = flag("band", band)
     nodes = whole_count("nodes", nodes)  # inf raised OverflowError, None int()'s TypeError
+    check_cluster_argument(cluster)  # cluster=None or 2 read `.nodes` of it (AttributeError)
     cache = predictions if predictions is not None else PredictionCache()
     if isinstance(cluster, str):
         c = cache.cluster(cluster, nodes)
@@ -804,6 +806,11 @@ def fit_suggestions(
         return strategy_step(params, **kw)
 
     base = ev()
+    # the node count the base step ran on: a Cluster object's own (nodes left at its default,
+    # as strategy_step reads it) or nodes=None; the more-GPUs and larger-card candidates
+    # counted from the argument, so cm.cluster("dgx-h100", nodes=4) was offered "2 nodes" and
+    # larger cards priced on 8 GPUs, not the job's 32
+    nodes = int(base.layout.ranks) // int(base.layout.gpus_per_node)
     cands: list[tuple[str, str, dict[str, Any]]] = []
     if step_kwargs.get("arch") is not None:
         # the modes after this one, from the one list of them (a partial mode, selective-op or

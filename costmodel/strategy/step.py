@@ -423,6 +423,26 @@ def efficiency_text(efficiency: float, one_gpu_s: float) -> str:
     return text
 
 
+def check_cluster_argument(cluster: Any) -> None:
+    """Refuse a ``cluster`` that is neither a preset name nor a :class:`~costmodel.hardware.Cluster`
+    in one line: ``cluster=2`` meant ``nodes=2`` (it was an AttributeError). The check of every
+    function that takes a cluster to price steps on (:func:`strategy_step`, the advisor's
+    ``advise``, ``advise_nodes`` and ``fit_suggestions``).
+
+    >>> check_cluster_argument(2)
+    Traceback (most recent call last):
+    ...
+    ValueError: cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got 2; the node count is `nodes`
+    """
+    from ..hardware import Cluster
+
+    if not isinstance(cluster, str | Cluster):
+        raise ValueError(
+            f"cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got "
+            f"{cluster!r}; the node count is `nodes`"
+        )
+
+
 def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> Sequence[Task]:
     s = inp.layout.strategy
     if s == "ddp":
@@ -811,13 +831,7 @@ def _resolve(
         from .._limits import LIMITS
 
         LIMITS["params"].check("params", p)  # Scenario's and every command's 1..1e15
-    from ..hardware import Cluster
-
-    if not isinstance(cluster, str | Cluster):  # cluster=2 meant nodes=2: not an AttributeError
-        raise ValueError(
-            f"cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got "
-            f"{cluster!r}; the node count is `nodes`"
-        )
+    check_cluster_argument(cluster)
     if layout is not None and not isinstance(layout, Layout):
         raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")
     c = (
@@ -827,8 +841,13 @@ def _resolve(
     )
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
-    if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
-        c = c.with_gpus_per_node(gpus_per_node)
+    if gpus_per_node is not None:
+        from .._checks import whole_count
+
+        # read first: an array's `!=` was numpy's "truth value ... is ambiguous"
+        gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
+        if gpus_per_node != c.gpus_per_node:
+            c = c.with_gpus_per_node(gpus_per_node)
     if power_limit_w is not None:
         c = c.with_power_limit_w(power_limit_w)  # the same cluster when already capped so
     ranks = int(c.ranks)
