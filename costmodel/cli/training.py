@@ -122,6 +122,22 @@ def _seq(text: str | None) -> int | None:
     return None if text is None else units.parse_tokens(text, name="--seq")
 
 
+def _params_given(params: str | None, arch: str | None) -> float | None:
+    """The count of ``--params``, None if not given; beside an ``--arch`` whose count it is
+    not, refused as train and scenario refuse it (the count as typed, ``7B``): ``memory
+    --strategy all`` dropped it and priced the architecture."""
+    if params is None:
+        return None
+    p = units.parse_count(params, name="--params")
+    if arch is not None:
+        from ..architecture import load_arch, params_differ
+
+        a = load_arch(arch)
+        if p != float(a.params):
+            raise ValueError(params_differ(params, a))
+    return p
+
+
 _MfuOpt = Annotated[
     float | None,
     typer.Option(
@@ -545,7 +561,7 @@ def memory(
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
-    p_given = units.parse_count(params, name="--params") if params is not None else None
+    p_given = _params_given(params, arch)
     act = units.parse_bytes(activations, name="--activations") if activations else None
     if st == "all":  # every layout, each row the memory sweep's (one road)
         assert cluster is not None  # _check_memory_all
@@ -1262,7 +1278,7 @@ def step(
     _one_compute(mfu, compute_time)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
-    p_given = units.parse_count(params, name="--params") if params is not None else None
+    p_given = _params_given(params, arch)
     # --zero as train and scenario read it (`step --zero 3` said "No such option: --zero")
     strategy = _strategy_of(strategy, zero)
     # one default for one question: without a link (--ranks/--bandwidth) the step is on the
@@ -1353,6 +1369,9 @@ def step(
         )
     # options of the cluster step only: refused rather than silently ignored
     cluster_only = {  # given is given, even at the default value
+        # the nodes of a preset (as `collective` refuses them over one link): --ranks counts
+        # the link's GPUs, so --nodes 8 beside it was read past in silence
+        "--nodes": nodes if nodes != DEFAULT_NODES else None,
         "--gpus-per-node": gpus_per_node,
         "--grad-dtype": grad_dtype,
         "--param-dtype": param_dtype,

@@ -1,0 +1,76 @@
+"""CLI papercuts of pass 9 (a new user walking the planning questions: a collective's time,
+which algorithm wins, what fits under which strategy, days and dollars, sweeps to files): each
+test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+
+from ._cli import one_line_error, run
+
+_LINK = ("--compute-time", "400ms", "--ranks", "64", "--bandwidth", "50GB/s")
+
+
+# --- the one-link step and --nodes -------------------------------------------------------------
+def test_the_one_link_step_refuses_nodes_as_the_one_link_collective_does():
+    """`step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s --nodes 8` answered
+    for the 64 ranks of the link and read --nodes 8 past in silence (the step over one link has
+    no preset whose nodes it could count), where `collective --ranks --bandwidth --nodes 8` and
+    every other cluster option of the step (--gpus-per-node, --model, ...) are refused."""
+    one_line_error(
+        run("step", "--params", "7B", *_LINK, "--nodes", "8"),
+        "--nodes: an option of the step on a cluster preset (--cluster NAME)",
+    )
+    link = ("--ranks", "64", "--bandwidth", "50GB/s", "--nodes", "8")
+    one_line_error(
+        run("collective", "all_reduce", "-s", "14GB", *link),
+        "--nodes: an option of the collective on a cluster preset",
+    )
+    assert run("step", "--params", "7B", *_LINK).exit_code == 0
+
+
+# --- a parameter count beside an architecture --------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("memory", "--ranks", "8"),
+        ("memory", "--strategy", "all", "--cluster", "dgx-h100"),
+        ("step", "--cluster", "dgx-h100"),
+        ("step", *_LINK),
+        ("scenario", "--cluster", "dgx-h100"),
+        ("train", "--tokens", "1T"),
+    ],
+    ids=["memory", "memory-all", "step", "step-link", "scenario", "train"],
+)
+def test_a_parameter_count_beside_another_architecture_is_refused_in_one_wording(command):
+    """`memory --params 7B --arch llama-2-7b` and `step` said "give a parameter count or arch,
+    not both (7000000000.0 vs llama-2-7b: 6738415616)", a float's repr, where train and scenario
+    said "7B differs from llama-2-7b's 6,738,415,616; give one of them"; and `memory --strategy
+    all` dropped the 7B and answered for the architecture."""
+    one_line_error(
+        run(*command, "--params", "7B", "--arch", "llama-2-7b"),
+        "--params: 7B differs from llama-2-7b's 6,738,415,616; give one of them",
+    )
+
+
+def test_the_api_says_the_count_with_separators_not_a_float_repr():
+    for call in (
+        lambda: cm.training_memory(7e9, arch="llama-2-7b"),
+        lambda: cm.strategy_step(params=7e9, arch="llama-2-7b", cluster="dgx-h100"),
+        lambda: cm.Scenario(params=7e9, arch="llama-2-7b", cluster="dgx-h100"),
+    ):
+        with pytest.raises(ValueError) as err:
+            call()
+        said = str(err.value).splitlines()[0]
+        assert "params: 7,000,000,000 differs from llama-2-7b's 6,738,415,616" in said, said
+        assert "7000000000.0" not in said
+
+
+def test_the_architecture_s_own_count_beside_it_is_still_taken():
+    r = run("memory", "--params", "6738415616", "--arch", "llama-2-7b", "--ranks", "8", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["arch"] == "llama-2-7b"
