@@ -74,3 +74,36 @@ def test_the_architecture_s_own_count_beside_it_is_still_taken():
     r = run("memory", "--params", "6738415616", "--arch", "llama-2-7b", "--ranks", "8", "--json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["arch"] == "llama-2-7b"
+
+
+# --- which algorithm wins: the ones that cannot run, and why ------------------------------------
+def _not_available(*args: str) -> list[str]:
+    r = run("collective", *args)
+    assert r.exit_code == 0, r.stderr
+    return [x for x in r.stdout.splitlines() if x.startswith("not available: ")]
+
+
+@pytest.mark.parametrize("nodes", ["1", "2"])
+def test_every_op_s_unavailable_algorithms_say_each_op_s_own_reason(nodes):
+    """`collective all --cluster dgx-h100 --nodes 2 --algorithm all` said "not available:
+    all_reduce nvls: algorithm: 'nvls' with `protocol` 'auto' cannot run all_reduce on this
+    cluster (nvls/simple: ...)": the library's refusal of a pinned algorithm, a protocol the
+    command has no option for in backticks. Each line is now the one `collective OP
+    --algorithm all` prints for that op, with the op in front."""
+    where = ("-s", "1GB", "--cluster", "dgx-h100", "--nodes", nodes, "--algorithm", "all")
+    every = _not_available("all", *where)
+    assert every and not [x for x in every if "`" in x or "protocol" in x], every
+    for op in ("all_reduce", "reduce_scatter", "all_gather"):
+        own = _not_available(op, *where)
+        assert [x for x in every if x.startswith(f"not available: {op} ")] == [
+            x.replace("not available: ", f"not available: {op} ", 1) for x in own
+        ]
+
+
+def test_a_reason_names_the_option_not_the_api_argument():
+    """Under `--model textbook` nvls across nodes said "... has NVLS on and `nodes` 2", the
+    API's argument in backticks; the command's option is --nodes."""
+    where = ("-s", "1GB", "--cluster", "dgx-h100", "--nodes", "2", "--algorithm", "all")
+    for op in ("all", "all_reduce"):
+        (line,) = [x for x in _not_available(op, *where, "--model", "textbook") if "nvls" in x]
+        assert "has NVLS on and --nodes 2" in line and "`" not in line, line
