@@ -107,3 +107,33 @@ def test_a_reason_names_the_option_not_the_api_argument():
     for op in ("all", "all_reduce"):
         (line,) = [x for x in _not_available(op, *where, "--model", "textbook") if "nvls" in x]
         assert "has NVLS on and --nodes 2" in line and "`" not in line, line
+
+
+# --- what fits under which strategy: memory --strategy all's notes -----------------------------
+_ALL_70B = ("memory", "--arch", "llama-3.1-70b", "--strategy", "all", "--nodes", "8",
+            "--cluster", "dgx-h100")  # fmt: skip
+
+
+def test_memory_strategy_all_says_its_notes_as_memory_does():
+    """`memory --arch llama-3.1-70b --strategy all ...` printed "activations: ... loss fp32 |
+    a model of 71B parameters: ..." on one line, the sweep's CSV separator; `memory` says the
+    activations' line over its table and each other note on a `note:` line."""
+    r = run(*_ALL_70B)
+    assert r.exit_code == 0, r.stderr
+    assert " | " not in r.stdout
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("activations: llama-3.1-70b, 4,096 tokens")
+    one = run("memory", "--arch", "llama-3.1-70b", "--nodes", "8", "--cluster", "dgx-h100")
+    notes = [x for x in one.stdout.splitlines() if x.startswith("note: ")]
+    assert notes and [x for x in lines if x.startswith("note: ")] == notes
+
+
+def test_memory_strategy_all_json_gives_each_layout_s_notes_as_a_list():
+    r = run(*_ALL_70B, "--json")
+    assert r.exit_code == 0, r.stderr
+    one = run("memory", "--arch", "llama-3.1-70b", "--nodes", "8", "--cluster", "dgx-h100",
+              "--strategy", "fsdp", "--json")  # fmt: skip
+    want = json.loads(one.stdout)["notes"]
+    assert isinstance(want, list) and len(want) == 2
+    for row in json.loads(r.stdout)["layouts"]:
+        assert row["notes"] == want, row["layout"]

@@ -846,12 +846,15 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     import math
 
     from .. import sweep as sweep_mod
+    from ..sweep.evaluate import NOTES_SEPARATOR
 
     df = sweep_mod.sweep(kind="memory", **axes)
     rows: list[dict[str, Any]] = [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
         for r in df.to_dict("records")
     ]
+    for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
+        r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]
     if as_json:
         _print_json({"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows})
         return
@@ -864,12 +867,16 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
         f"{axes['preset']}{where} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): "
         "every layout `step --strategy all` ranks, memory per GPU"
     )
-    typer.echo(cli_words(str(first["notes"])))  # the activations' line, then what is left out
+    notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
+    if notes:
+        typer.echo(cli_words(notes[0]))
     typer.echo(f"{'layout':<20}{'memory/GPU':>12}  fits")
     for r in rows:
         total, cap = r["memory_GB"] * 1e9, r["gpu_memory_GB"] * 1e9
         fit = "yes" if r["fits"] else f"no ({units.format_bytes(total - cap)} over)"
         typer.echo(f"{r['layout']:<20}{units.format_bytes(total):>12}  {fit}")
+    for n in notes[1:]:
+        typer.echo(f"note: {cli_words(n)}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
