@@ -137,3 +137,42 @@ def test_memory_strategy_all_json_gives_each_layout_s_notes_as_a_list():
     assert isinstance(want, list) and len(want) == 2
     for row in json.loads(r.stdout)["layouts"]:
         assert row["notes"] == want, row["layout"]
+
+
+# --- sweeps: an axis of another kind, or one misspelt ------------------------------------------
+@pytest.mark.parametrize(
+    ("sets", "said"),
+    [
+        # the kind left at its default (collective) for a step question
+        (("--set", "preset=dgx-h100", "--set", "arch=llama-3.1-8b", "--set", "strategy=fsdp"),
+         "--set arch: unknown collective axis 'arch' (an axis of the memory and step sweeps: "
+         "--kind memory or step); allowed: preset, "),
+        (("--kind", "memory", "--set", "arch=llama-2-7b", "--set", "tokens=2T"),
+         "--set tokens: unknown memory axis 'tokens' (an axis of the step sweep: --kind step)"),
+        (("--kind", "step", "--set", "preset=dgx-h100", "--set", "arch=llama-3.1-8b",
+          "--set", "stratgy=ddp"),
+         "--set stratgy: unknown step axis 'stratgy' (closest: strategy); allowed: "),
+        (("--set", "prest=dgx-h100", "--set", "size=1MB"),
+         "--set prest: unknown collective axis 'prest' (closest: preset); allowed: "),
+    ],
+    ids=["step-axis-no-kind", "step-axis-on-memory", "misspelt-step-axis", "misspelt-preset"],
+)  # fmt: skip
+def test_an_unknown_axis_says_which_kind_has_it_or_the_closest_name(tmp_path, sets, said):
+    """`sweep --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=fsdp` (no --kind)
+    said "unknown collective axis 'arch'; allowed: preset, model, op, ..." and nothing of the
+    step sweep that has it; `--set stratgy=ddp` listed 32 step axes without pointing at
+    `strategy`. Unknown names elsewhere (presets, architectures, prices) say the closest."""
+    out = tmp_path / "o.csv"
+    one_line_error(run("sweep", *sets, "-o", str(out)), said)
+    assert not out.exists()
+
+
+def test_a_grid_file_s_unknown_axis_says_it_too(tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text('[grid]\npreset = ["dgx-h100"]\narch = ["llama-3.1-8b"]\nnodes = [1]\n')
+    one_line_error(
+        run("sweep", str(f), "-o", str(tmp_path / "o.csv")),
+        f"{f}: unknown collective axis 'arch' (an axis of the memory and step sweeps: ",
+    )
+    with pytest.raises(ValueError, match=r"'arch' \(an axis of the memory and step sweeps: `kind`"):
+        cm.sweep(preset="dgx-h100", arch="llama-3.1-8b")
