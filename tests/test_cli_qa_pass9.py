@@ -176,3 +176,20 @@ def test_a_grid_file_s_unknown_axis_says_it_too(tmp_path):
     )
     with pytest.raises(ValueError, match=r"'arch' \(an axis of the memory and step sweeps: `kind`"):
         cm.sweep(preset="dgx-h100", arch="llama-3.1-8b")
+
+
+# --- predict --compare-models beside a model named ---------------------------------------------
+@pytest.mark.parametrize("model", ["textbook", "lesson", "nccl-table", "Calibrated"])
+def test_compare_models_refuses_a_model_named_beside_it(model):
+    """`predict --compare-models --model textbook` printed every model side by side and read
+    --model past in silence, where --algorithm and --protocol beside --compare-models are
+    refused ("compares each model's own choice")."""
+    where = ("predict", "--cluster", "dgx-h100", "--sizes", "1MB", "--compare-models")
+    said = model.lower()
+    one_line_error(
+        run(*where, "--model", model),
+        f"--model: --compare-models answers with every model side by side, so --model {said} ",
+        f"drop --compare-models for the {said} model alone",
+    )
+    assert run(*where).exit_code == 0
+    one_line_error(run(*where, "--model", "nccll"), "--model: 'nccll' is not a model; allowed: ")

@@ -733,7 +733,8 @@ def predict(
         bool,
         typer.Option(
             "--compare-models",
-            help="Every model that can answer (and the nccl-table baseline) side by side.",
+            help="Every model that can answer (and the nccl-table baseline) side by side; "
+            "not with --model, --algorithm or --protocol (each model's own choice).",
         ),
     ] = False,
     harness: Annotated[
@@ -824,6 +825,15 @@ def predict(
             raise ValueError(
                 "--compare-models compares each model's own choice; leave "
                 "--algorithm and --protocol at auto"
+            )
+        from .. import models
+
+        chosen = models.check_model(units.choice_name(model))  # an unknown one: its own refusal
+        if chosen != models.NCCL:  # the default: read past, a model named was not
+            raise ValueError(
+                f"--model: --compare-models answers with every model side by side, so --model "
+                f"{chosen} would change nothing; leave --model out, or drop --compare-models "
+                f"for the {chosen} model alone"
             )
         frames = [
             pr.compare_models(o, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node) for o in ops
