@@ -193,3 +193,22 @@ def test_compare_models_refuses_a_model_named_beside_it(model):
     )
     assert run(*where).exit_code == 0
     one_line_error(run(*where, "--model", "nccll"), "--model: 'nccll' is not a model; allowed: ")
+
+
+# --- scenario --vs: a refusal names the change typed -------------------------------------------
+@pytest.mark.parametrize(
+    ("vs", "said"),
+    [
+        ("cluster=pcie-8x-l40s", "--vs cluster: 8 nodes but the node has no network"),
+        ("cluster=pcie-8x-l40s,zero=3", "--vs: 8 nodes but the node has no network"),
+        ("micro_batch=0", "--vs micro_batch: must be a whole number in 1..1,000,000"),
+    ],
+)
+def test_a_vs_refusal_names_the_change_typed_not_a_field_it_kept(vs, said):
+    """`scenario --nodes 8 ... --vs cluster=pcie-8x-l40s` (a node with no network; B keeps A's
+    8 nodes) said "--vs nodes: 8 nodes but the node has no network", a --vs key never typed:
+    the refusal now names the change that made it (`--vs cluster`), or `--vs` for several."""
+    line = one_line_error(
+        run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "1", "--vs", vs), said
+    )
+    assert "--vs nodes" not in line

@@ -2387,7 +2387,10 @@ def scenario(
 
 def _vs_options(vs: str) -> Any:
     """A refused field of the --vs configuration -> ``--vs KEY``, KEY as the user typed it in
-    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself."""
+    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself. A field
+    --vs did not change (B keeps A's ``nodes`` 8 and ``--vs cluster=pcie-8x-l40s`` has no
+    network) is named by the change that made it refused, the one typed (``--vs cluster``), or
+    ``--vs`` for several: ``--vs nodes`` named a key the user never typed."""
     from ..scenario import _CHANGE_ALIASES, Scenario
 
     typed: dict[str, str] = {}
@@ -2398,7 +2401,11 @@ def _vs_options(vs: str) -> Any:
     def option(field: str) -> str | None:
         if field == "changes":
             return "--vs"
-        return f"--vs {typed.get(field, field)}" if field in Scenario.model_fields else None
+        if field not in Scenario.model_fields:
+            return None
+        if field in typed:
+            return f"--vs {typed[field]}"
+        return f"--vs {next(iter(typed.values()))}" if len(typed) == 1 else "--vs"
 
     return option
 
