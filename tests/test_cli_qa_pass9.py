@@ -212,3 +212,32 @@ def test_a_vs_refusal_names_the_change_typed_not_a_field_it_kept(vs, said):
         run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "1", "--vs", vs), said
     )
     assert "--vs nodes" not in line
+
+
+# --- a warning after the answer, to a reader that has gone ---------------------------------------
+def test_a_warning_to_a_closed_pipe_after_the_answer_keeps_the_exit_status(tmp_path):
+    """`costmodel step --arch llama-2-7b --bucket 50 2>&1 | head -3` exited 1 when head had
+    left before the warning after the answer ("--bucket 50 is 50 bytes ...") was written: a
+    traceback went to the closed pipe, where a closed stdout ends a command quietly with 0. The
+    read end of stderr is closed here before the command runs, so that write fails every
+    time; the answer goes to a file and is whole."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "out.txt"
+    with out.open("wb") as sink:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "costmodel", "step", "--params", "7B", "--compute-time",
+             "400", "--ranks", "64", "--bandwidth", "50GB/s"],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            cwd=root,
+        )  # fmt: skip
+        assert p.stderr is not None
+        p.stderr.close()
+        assert p.wait(timeout=60) == 0
+    assert "step time" in out.read_text() and "overlap contention" in out.read_text()
