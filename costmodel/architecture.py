@@ -985,6 +985,31 @@ def load_arch(name: str | Architecture) -> Architecture:
     return table[name]
 
 
+def params_differ(params: object, a: Architecture) -> str:
+    """The one refusal of a parameter count given beside an architecture whose count it is not
+    (``training_memory``, ``strategy_step``, ``Scenario``; the CLI's ``--params`` beside
+    ``--arch``): the count as typed (``7B``), else with separators (``7,000,000,000``), never
+    a float's repr (``7000000000.0``).
+
+    >>> params_differ("7B", load_arch("llama-2-7b"))
+    "params: 7B differs from llama-2-7b's 6,738,415,616; give one of them"
+    >>> params_differ(7e9, load_arch("llama-2-7b"))
+    "params: 7,000,000,000 differs from llama-2-7b's 6,738,415,616; give one of them"
+    """
+    import math
+
+    if isinstance(params, str):
+        said = params.strip()
+    else:
+        try:
+            x = float(params)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            said = repr(params)
+        else:
+            said = f"{int(x):,}" if math.isfinite(x) and x.is_integer() else f"{x:g}"
+    return f"params: {said} differs from {a.name}'s {a.params:,}; give one of them"
+
+
 def resolve_params(
     params: float | None, arch: str | Architecture | None
 ) -> tuple[float, Architecture | None]:
@@ -992,9 +1017,7 @@ def resolve_params(
     if arch is not None:
         a = load_arch(arch)
         if params is not None and float(params) != float(a.params):
-            raise ValueError(
-                f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: {a.params})"
-            )
+            raise ValueError(params_differ(params, a))
         return float(a.params), a
     if params is None:
         raise ValueError("params: give a parameter count or `arch` (an architecture name)")

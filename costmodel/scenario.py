@@ -360,18 +360,9 @@ class Scenario(OneLineModel):
             if isinstance(given, str):
                 given = units.parse_count(given, name="params")
             if given is not None and not math.isclose(float(given), a.params, rel_tol=1e-9):
-                # the count as typed (7B), else with separators (7,000,000,000), never a
-                # float's repr (7000000000.0)
-                said = (
-                    typed.strip()
-                    if isinstance(typed, str)
-                    else f"{int(given):,}"
-                    if math.isfinite(float(given)) and float(given).is_integer()
-                    else f"{float(given):g}"
-                )
-                raise ValueError(
-                    f"params: {said} differs from {a.name}'s {a.params:,}; give one of them"
-                )
+                from .architecture import params_differ  # the count as typed (7B)
+
+                raise ValueError(params_differ(typed, a))
             data = {**data, "params": float(a.params)}
         return data
 

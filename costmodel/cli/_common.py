@@ -544,6 +544,25 @@ def relay_bare_number_warnings(option: str, make: Callable[[], Any]) -> Any:
     return result
 
 
+def _say_warnings() -> None:
+    """The warnings kept for after the answer (:func:`warn_on_success`), on stderr. A reader
+    that has gone by then (``costmodel step --bucket 50 2>&1 | head -3``: head took its lines
+    and left) ends them quietly, as a closed stdout ends a command (:meth:`_Group.invoke`): the
+    answer was given, so the exit status stays the command's (it was 1, from a traceback
+    written to the closed pipe)."""
+    for text in _PENDING_WARNINGS:
+        try:
+            typer.echo(f"costmodel: warning: {text}", err=True)
+        except BrokenPipeError:
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stderr.fileno())
+                os.close(devnull)
+            except (AttributeError, OSError, ValueError):
+                pass
+            return
+
+
 class _Group(TyperGroup):
     """The top-level group: turns every usage or input error into exit 2 and one line, and a
     reader that stopped reading (a closed pipe) into a quiet exit 0."""
@@ -592,8 +611,7 @@ class _Group(TyperGroup):
                 **extra,
             )
             code = rv if isinstance(rv, int) else 0
-            for text in _PENDING_WARNINGS:
-                typer.echo(f"costmodel: warning: {text}", err=True)
+            _say_warnings()
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
         except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help

@@ -28,6 +28,7 @@ from ._common import (
     _records,
     _sizes,
     bare_seconds_warning,
+    cli_words,
     relay_bare_number_warnings,
     warn_on_success,
 )
@@ -495,8 +496,10 @@ def collective(
     # a row its cluster cannot run (collective all --algorithm all: nvls across nodes, ...)
     if "error" in df.columns:
         refused = df[df["error"].astype(str) != ""]
+        reasons = _unavailable_reasons(refused, cluster, nodes, gpus_per_node, model, launch)
         for r in refused.drop_duplicates(["op", "algorithm", "error"]).itertuples():
-            typer.echo(f"not available: {r.op} {r.algorithm}: {r.error}")
+            why = reasons.get((str(r.op), str(r.algorithm))) or cli_words(str(r.error))
+            typer.echo(f"not available: {r.op} {r.algorithm}: {why}")
     for n in notes:
         typer.echo(f"note: {n}")
     if link_band:
@@ -618,6 +621,32 @@ def _launch_line(launch: dict[str, Any]) -> str:
     return "launched with " + ", ".join(said)
 
 
+def _unavailable_reasons(
+    refused: Any,
+    cluster: str | None,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    launch: dict[str, Any],
+) -> dict[tuple[str, str], str]:
+    """``(op, algorithm) -> why`` for the rows of ``collective all --cluster --algorithm all``
+    that cannot run: the reason ``collective OP --algorithm all`` gives each under "not
+    available" (:func:`costmodel.predict_all_algorithms`, one road), not the row's refusal of
+    a pinned algorithm ("algorithm: 'nvls' with `protocol` 'auto' cannot run ...", printed
+    as the library wrote it, for a protocol the command has no option for). Empty over one
+    link."""
+    if cluster is None or refused.empty:
+        return {}
+    from ..predict import predict_all_algorithms
+
+    out: dict[tuple[str, str], str] = {}
+    for op in dict.fromkeys(refused["op"].astype(str)):
+        sizes = sorted({int(b) for b in refused.loc[refused["op"].astype(str) == op, "size_bytes"]})
+        r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model, **launch)
+        out.update({(op, a): cli_words(why) for a, why in r.unavailable})
+    return out
+
+
 def _collective_all(
     op: str,
     sizes: list[int],
@@ -665,8 +694,8 @@ def _collective_all(
         typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
         typer.echo(f"fastest at {size_text(m)}: {v.text()}")
-    for a, why in r.unavailable:
-        typer.echo(f"not available: {a}: {why}")
+    for a, why in r.unavailable:  # the library's names in the command's words (--nodes)
+        typer.echo(f"not available: {a}: {cli_words(why)}")
     for x in r.crossovers.itertuples():
         typer.echo(
             f"crossover: {x.faster_below} -> {x.faster_above} between "
@@ -704,7 +733,8 @@ def predict(
         bool,
         typer.Option(
             "--compare-models",
-            help="Every model that can answer (and the nccl-table baseline) side by side.",
+            help="Every model that can answer (and the nccl-table baseline) side by side; "
+            "not with --model, --algorithm or --protocol (each model's own choice).",
         ),
     ] = False,
     harness: Annotated[
@@ -795,6 +825,15 @@ def predict(
             raise ValueError(
                 "--compare-models compares each model's own choice; leave "
                 "--algorithm and --protocol at auto"
+            )
+        from .. import models
+
+        chosen = models.check_model(units.choice_name(model))  # an unknown one: its own refusal
+        if chosen != models.NCCL:  # the default: read past, a model named was not
+            raise ValueError(
+                f"--model: --compare-models answers with every model side by side, so --model "
+                f"{chosen} would change nothing; leave --model out, or drop --compare-models "
+                f"for the {chosen} model alone"
             )
         frames = [
             pr.compare_models(o, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node) for o in ops

@@ -122,6 +122,22 @@ def _seq(text: str | None) -> int | None:
     return None if text is None else units.parse_tokens(text, name="--seq")
 
 
+def _params_given(params: str | None, arch: str | None) -> float | None:
+    """The count of ``--params``, None if not given; beside an ``--arch`` whose count it is
+    not, refused as train and scenario refuse it (the count as typed, ``7B``): ``memory
+    --strategy all`` dropped it and priced the architecture."""
+    if params is None:
+        return None
+    p = units.parse_count(params, name="--params")
+    if arch is not None:
+        from ..architecture import load_arch, params_differ
+
+        a = load_arch(arch)
+        if p != float(a.params):
+            raise ValueError(params_differ(params, a))
+    return p
+
+
 _MfuOpt = Annotated[
     float | None,
     typer.Option(
@@ -545,7 +561,7 @@ def memory(
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
-    p_given = units.parse_count(params, name="--params") if params is not None else None
+    p_given = _params_given(params, arch)
     act = units.parse_bytes(activations, name="--activations") if activations else None
     if st == "all":  # every layout, each row the memory sweep's (one road)
         assert cluster is not None  # _check_memory_all
@@ -830,12 +846,15 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     import math
 
     from .. import sweep as sweep_mod
+    from ..sweep.evaluate import NOTES_SEPARATOR
 
     df = sweep_mod.sweep(kind="memory", **axes)
     rows: list[dict[str, Any]] = [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
         for r in df.to_dict("records")
     ]
+    for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
+        r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]
     if as_json:
         _print_json({"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows})
         return
@@ -848,12 +867,16 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
         f"{axes['preset']}{where} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): "
         "every layout `step --strategy all` ranks, memory per GPU"
     )
-    typer.echo(cli_words(str(first["notes"])))  # the activations' line, then what is left out
+    notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
+    if notes:
+        typer.echo(cli_words(notes[0]))
     typer.echo(f"{'layout':<20}{'memory/GPU':>12}  fits")
     for r in rows:
         total, cap = r["memory_GB"] * 1e9, r["gpu_memory_GB"] * 1e9
         fit = "yes" if r["fits"] else f"no ({units.format_bytes(total - cap)} over)"
         typer.echo(f"{r['layout']:<20}{units.format_bytes(total):>12}  {fit}")
+    for n in notes[1:]:
+        typer.echo(f"note: {cli_words(n)}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
@@ -1262,7 +1285,7 @@ def step(
     _one_compute(mfu, compute_time)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
-    p_given = units.parse_count(params, name="--params") if params is not None else None
+    p_given = _params_given(params, arch)
     # --zero as train and scenario read it (`step --zero 3` said "No such option: --zero")
     strategy = _strategy_of(strategy, zero)
     # one default for one question: without a link (--ranks/--bandwidth) the step is on the
@@ -1353,6 +1376,9 @@ def step(
         )
     # options of the cluster step only: refused rather than silently ignored
     cluster_only = {  # given is given, even at the default value
+        # the nodes of a preset (as `collective` refuses them over one link): --ranks counts
+        # the link's GPUs, so --nodes 8 beside it was read past in silence
+        "--nodes": nodes if nodes != DEFAULT_NODES else None,
         "--gpus-per-node": gpus_per_node,
         "--grad-dtype": grad_dtype,
         "--param-dtype": param_dtype,
@@ -2361,7 +2387,10 @@ def scenario(
 
 def _vs_options(vs: str) -> Any:
     """A refused field of the --vs configuration -> ``--vs KEY``, KEY as the user typed it in
-    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself."""
+    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself. A field
+    --vs did not change (B keeps A's ``nodes`` 8 and ``--vs cluster=pcie-8x-l40s`` has no
+    network) is named by the change that made it refused, the one typed (``--vs cluster``), or
+    ``--vs`` for several: ``--vs nodes`` named a key the user never typed."""
     from ..scenario import _CHANGE_ALIASES, Scenario
 
     typed: dict[str, str] = {}
@@ -2372,7 +2401,11 @@ def _vs_options(vs: str) -> Any:
     def option(field: str) -> str | None:
         if field == "changes":
             return "--vs"
-        return f"--vs {typed.get(field, field)}" if field in Scenario.model_fields else None
+        if field not in Scenario.model_fields:
+            return None
+        if field in typed:
+            return f"--vs {typed[field]}"
+        return f"--vs {next(iter(typed.values()))}" if len(typed) == 1 else "--vs"
 
     return option
 

@@ -822,10 +822,9 @@ def _resolve(
                 f"params: must be a finite count > 0, got {params!r}" + text_hint("params", params)
             ) from None
         if a is not None and p != float(a.params):  # as training_memory, ddp_step, Scenario
-            raise ValueError(
-                f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: "
-                f"{a.params})"
-            )
+            from ..architecture import params_differ
+
+            raise ValueError(params_differ(params, a))
         if not (math.isfinite(p) and p > 0):
             raise ValueError(f"params: must be a finite count > 0, got {params!r}")
         from .._limits import LIMITS

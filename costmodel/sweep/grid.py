@@ -390,7 +390,36 @@ def _axis(kind: str, name: str) -> Axis:
         if key == axis.name or key in axis.aliases:
             return axis
     allowed = ", ".join(AXES[kind])
-    raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
+    raise ValueError(
+        f"grid: unknown {kind} axis {name!r}{_axis_hint(kind, key)}; allowed: {allowed}"
+    )
+
+
+def _axis_hint(kind: str, key: str) -> str:
+    """What an unknown axis ``key`` of a ``kind`` sweep likely is, for its refusal: an axis of
+    the other kinds (``arch`` on a collective sweep, the kind left at its default) says which,
+    else the closest axis names of ``kind`` (``stratgy``: ``strategy``); ``""`` for neither.
+
+    >>> _axis_hint("collective", "arch")
+    ' (an axis of the memory and step sweeps: `kind` memory or step)'
+    >>> _axis_hint("step", "stratgy")
+    ' (closest: strategy)'
+    >>> _axis_hint("collective", "colour")
+    ''
+    """
+    import difflib
+
+    others = [
+        k
+        for k in KINDS
+        if k != kind and any(key == a.name or key in a.aliases for a in AXES[k].values())
+    ]
+    if others:
+        sweeps = " and ".join(others)
+        plural = "s" if len(others) > 1 else ""
+        return f" (an axis of the {sweeps} sweep{plural}: `kind` {' or '.join(others)})"
+    close = difflib.get_close_matches(key, list(AXES[kind]), n=3, cutoff=0.6)
+    return f" (closest: {', '.join(close)})" if close else ""
 
 
 _BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory", "cuda_context")
