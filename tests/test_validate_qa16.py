@@ -1,0 +1,85 @@
+"""The validation harness, seventh QA pass of its own (an engineer on a cluster node):
+
+- a log without its ``# Collective test starting`` header, named ``..._allreduce`` (or given
+  ``--op all_reduce``) but holding reduce_scatter rows, was compared as all_reduce in silence:
+  the redop/root columns cannot tell the two apart (both ``sum``, root -1), but nccl-tests'
+  ``count`` column does (all_reduce counts the whole message, reduce_scatter one rank's share);
+  a count that contradicts the op is now said in the op's one line, on both surfaces.
+
+Real data only: bundled logs, cut as users have them (their header lines left out), each
+checked against the library on the same file, never against numbers written here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from costmodel.reference import reference_path
+from costmodel.validation.logread import read_log
+from costmodel.validation.reference_runs import timed_runs
+from costmodel.web.common import sentence  # a note as the page says it
+from tests._cli import run
+from tests.test_app import _text, assert_clean, open_page
+
+
+def _headerless(short: str) -> str:
+    """A bundled log's nccl-tests output without the lines that name its op (the header's
+    ``Collective test starting/concluded`` and the provenance block above it), as a user's
+    own copy of the table often is."""
+    lines = reference_path(short).read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("# nccl-tests version"))
+    return "".join(line for line in lines[start:] if "Collective test" not in line)
+
+
+# --- 1. the count column names the op the redop/root columns cannot ---------------------------
+def test_reduce_scatter_rows_named_all_reduce_are_said_by_their_count_column(tmp_path):
+    """13c is a reduce_scatter run (redop sum, root -1, as all_reduce's): named
+    ``..._allreduce.txt`` without its header it was compared as all_reduce, no line said."""
+    text = _headerless("13c")
+    read = read_log(text.encode(), "h100_allreduce.txt")
+    assert read.op == "all_reduce"  # the order of the op's sources is unchanged
+    (notice,) = read.notices
+    assert notice.startswith("op: all_reduce from the file name wins, but its count column ("), (
+        notice
+    )
+    assert "fits all_gather, reduce_scatter or all_to_all, not all_reduce" in notice
+    assert "a count per rank" in notice and "redop/root" not in notice  # the columns agree
+
+    path = tmp_path / "h100_allreduce.txt"
+    path.write_text(text)
+    result = run("validate", "compare", str(path), "--json", "--tolerance", "1000")
+    assert result.exit_code in (0, 1), result.output
+    said = notice.replace("(`op`)", "(--op)")
+    assert said in json.loads(result.stdout)["warnings"]
+    assert f"costmodel: warning: {said}" in result.stderr.splitlines()
+
+    at = open_page("page_validate.py")  # the Validate page reads it through read_log too
+    at.file_uploader(key="val_upload").set_value((path.name, text.encode(), "text/plain")).run()
+    assert_clean(at)
+    assert sentence(notice) in [_text(w.value) for w in at.warning]
+
+
+def test_the_users_op_against_a_count_per_rank_is_said_beside_the_columns():
+    """13b (all_gather, 4 ranks) given --op all_reduce: the redop/root columns and the count
+    column both disagree, said in one line."""
+    (notice,) = read_log(_headerless("13b").encode(), "run.txt", op="all_reduce").notices
+    assert notice.startswith("op: all_reduce from your setting wins, but its redop/root"), notice
+    assert "and its count column (" in notice and notice.count("\n") == 0
+
+
+def test_an_all_reduce_log_named_reduce_scatter_is_said_by_its_whole_count():
+    (notice,) = read_log(_headerless("13a").encode(), "run_reducescatter.txt").notices
+    assert "the file name" in notice and "the whole message's count" in notice, notice
+    assert "fits all_reduce, broadcast or reduce, not reduce_scatter" in notice
+
+
+@pytest.mark.parametrize("short", timed_runs())
+def test_every_bundled_logs_count_column_fits_its_op(short):
+    """Every bundled log's count column agrees with its op (all_reduce, all_gather,
+    reduce_scatter, broadcast, reduce, alltoall; 23b's twelve dtypes): no notice of it."""
+    path: Path = reference_path(short)
+    read = read_log(path.read_bytes(), path.name, strict=False)
+    assert not any("count column" in n for n in read.notices), read.notices
