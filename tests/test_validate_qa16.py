@@ -4,7 +4,11 @@
   ``--op all_reduce``) but holding reduce_scatter rows, was compared as all_reduce in silence:
   the redop/root columns cannot tell the two apart (both ``sum``, root -1), but nccl-tests'
   ``count`` column does (all_reduce counts the whole message, reduce_scatter one rank's share);
-  a count that contradicts the op is now said in the op's one line, on both surfaces.
+  a count that contradicts the op is now said in the op's one line, on both surfaces;
+- the writers that append rows (``validate nccl-tests run``'s results.jsonl, ``validate
+  torch -o``, the torch job) appended to a file that was not a results file (notes, an
+  nccl-tests log saved as ``.jsonl``) and removed its last line, without a newline, as a row a
+  killed job cut off: the user's file changed, and unreadable as results; now refused.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -13,6 +17,7 @@ checked against the library on the same file, never against numbers written here
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +26,7 @@ from costmodel.reference import reference_path
 from costmodel.validation.logread import read_log
 from costmodel.validation.reference_runs import timed_runs
 from costmodel.web.common import sentence  # a note as the page says it
-from tests._cli import run
+from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, open_page
 
 
@@ -83,3 +88,66 @@ def test_every_bundled_logs_count_column_fits_its_op(short):
     path: Path = reference_path(short)
     read = read_log(path.read_bytes(), path.name, strict=False)
     assert not any("count column" in n for n in read.notices), read.notices
+
+
+# --- 2. a file that is not a results file is never appended to ---------------------------------
+def _fake_nccl_tests(folder: Path) -> Path:
+    """A stand-in all_reduce_perf that prints bundled run 13a's nccl-tests output (a real log):
+    the runner runs it as it runs the real binary."""
+    folder.mkdir()
+    log = folder / "13a.txt"
+    log.write_text(
+        _headerless("13a").replace("#\n", "# Collective test starting: all_reduce_perf\n", 1)
+    )
+    binary = folder / "all_reduce_perf"
+    binary.write_text(f"#!/bin/sh\ncat '{log}'\n")
+    binary.chmod(0o755)
+    return folder
+
+
+def test_the_runner_does_not_append_to_or_cut_a_results_jsonl_of_notes(tmp_path):
+    """A folder whose results.jsonl holds something else (notes here) got the sweep's rows
+    appended, and its last line, without a newline, removed as "a line a killed job cut off":
+    the user's file was changed, then unreadable as results ("line 1 is not JSON")."""
+    from costmodel.validation.runner import check_appendable
+
+    build = _fake_nccl_tests(tmp_path / "build")
+    out = tmp_path / "runs"
+    out.mkdir()
+    notes = b"my notes about the cluster\nnode list: gpu01,gpu02"
+    (out / "results.jsonl").write_bytes(notes)
+    result = run("validate", "nccl-tests", "run", "-o", str(out), "--build-dir", str(build))
+    one_line_error(result, "results.jsonl: is not a results file (line 1 is not a JSON row")
+    assert (out / "results.jsonl").read_bytes() == notes  # untouched
+    with pytest.raises(ValueError, match="is not a results file"):
+        check_appendable(out / "results.jsonl")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b'{"op": "all_re'])
+def test_results_files_a_writer_appends_to_are_still_taken(tmp_path, content):
+    """An empty file, and one whose only row a killed writer cut off, are still appended to."""
+    from costmodel.validation.runner import check_appendable
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(content)
+    check_appendable(path)
+
+
+def test_the_torch_job_refuses_an_nccl_tests_log_saved_as_jsonl(tmp_path, capsys):
+    """``validate torch -o allreduce.jsonl`` where that file is an nccl-tests log (saved under
+    the suffix: tests/test_validate_qa6.py) appended the job's rows to the log; --dry-run,
+    which checks every argument, took it."""
+    from costmodel.validation import torch_bench
+
+    path = tmp_path / "allreduce.jsonl"
+    shutil.copyfile(reference_path("13a"), path)
+    before = path.read_bytes()
+    line = one_line_error(
+        run("validate", "torch", "--dry-run", "--backend", "gloo", "-o", str(path)),
+        "--output: ",
+        "is an nccl-tests log, not a results file (rename it .log or .txt)",
+    )
+    assert "Traceback" not in line
+    assert torch_bench.main(["-o", str(path)]) == 2
+    assert "is an nccl-tests log, not a results file" in capsys.readouterr().err
+    assert path.read_bytes() == before
