@@ -9,6 +9,8 @@
   torch -o``, the torch job) appended to a file that was not a results file (notes, an
   nccl-tests log saved as ``.jsonl``) and removed its last line, without a newline, as a row a
   killed job cut off: the user's file changed, and unreadable as results; now refused.
+- ``validate compare --calibration``'s expected error, a fit's held-out error at the ranks it
+  was fitted at, was claimed for rows at other rank counts: now only at those ranks.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -151,3 +153,32 @@ def test_the_torch_job_refuses_an_nccl_tests_log_saved_as_jsonl(tmp_path, capsys
     assert torch_bench.main(["-o", str(path)]) == 2
     assert "is an nccl-tests log, not a results file" in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+# --- 3. a calibration's expected error only where it was fitted ---------------------------------
+def test_a_calibrations_band_is_not_claimed_at_ranks_it_was_not_fitted_at(tmp_path):
+    """A bare calibration of bundled 13a (all_reduce, 4 GPUs) predicting 13e (the same host at
+    2, 4 and 6 GPUs): its held-out error (measured at 4 ranks) was claimed for every row, "18 of
+    36 rows within it", the 2- and 6-rank rows judged by a band the fit never measured there.
+    The band is now the 4-rank rows', and the line says which ranks have none."""
+    cal = tmp_path / "13a.toml"
+    made = run("calibrate", str(reference_path("13a")), "-o", str(cal))
+    assert made.exit_code == 0, made.output
+    table = tmp_path / "13e.csv"
+    args = ["validate", "compare", str(reference_path("13e")), "--calibration", str(cal)]
+    result = run(*args, "--json", "-o", str(table))
+    assert result.exit_code in (0, 1), result.output
+    band = json.loads(result.stdout)["expected_error"]
+    import pandas as pd
+
+    rows = pd.read_csv(table)
+    rows = rows[rows["rel_error"].notna()]
+    at_four = rows[rows["ranks"] == 4]
+    assert sorted(set(rows["ranks"])) == [2, 4, 6] and len(at_four) < len(rows)
+    assert band["rows_with_band"] == len(at_four)
+    inside = (at_four["rel_error"].abs() <= band["half_width_from_1MiB"]).sum()
+    assert band["rows_within"] == inside
+    assert band["basis"].endswith("; none for rows at 2, 6 ranks, which no fit was fitted at")
+    text = run(*args)
+    assert f"{band['basis']})" in text.stdout
+    assert f"{band['rows_within']} of {band['rows_with_band']} rows within it" in text.stdout

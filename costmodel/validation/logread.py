@@ -1033,11 +1033,19 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
     pinned = ok["algo_env"].astype(object).tolist() if "algo_env" in ok else [None] * len(ok)
-    for i, (op, nodes, algo, m) in enumerate(
-        zip(ok["op"], ok["nodes"].astype(float), pinned, size, strict=True)
+    ranks = ok["ranks"].astype(float).tolist() if "ranks" in ok else [math.nan] * len(ok)
+    unfitted: set[int] = set()  # rank counts of rows whose op and level no fit was fitted at
+    for i, (op, nodes, n, algo, m) in enumerate(
+        zip(ok["op"], ok["nodes"].astype(float), ranks, pinned, size, strict=True)
     ):
         level = "inter" if nodes > 1 else "intra"
         fits = [f for f in calibration.fits if f.op == op and f.level == level]
+        # a fit's held-out error is its sizes' at the ranks it was fitted on: it says nothing
+        # of its line carried to another rank count (13a's 4 ranks' fit on 13e's 2 and 6)
+        at = [f for f in fits if not f.ranks or (n == n and int(n) in f.ranks)]
+        if fits and not at and n == n:
+            unfitted.add(int(n))
+        fits = at
         if isinstance(algo, str):
             try:
                 name = normalize_algorithm(algo)
@@ -1061,6 +1069,14 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         return float(v.max()) if v.size else math.nan
 
     big = size >= ONE_MIB
+    basis = "the calibration's held-out sizes"
+    note = "the fits have no held-out sizes (cv_max_abs_rel_error)"
+    if unfitted:
+        where = f"{', '.join(map(str, sorted(unfitted)))} ranks, which no fit was fitted at"
+        if has.any():
+            basis += f"; none for rows at {where}"
+        else:
+            note = f"every row is at {where}"
     return BandCheck(
         label,
         widest(big),
@@ -1068,8 +1084,8 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         int(inside[has].sum()),
         int(has.sum()),
         (),
-        "" if has.any() else "the fits have no held-out sizes (cv_max_abs_rel_error)",
-        basis="the calibration's held-out sizes",
+        "" if has.any() else note,
+        basis=basis,
     )
 
 
