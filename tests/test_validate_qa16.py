@@ -11,6 +11,8 @@
   killed job cut off: the user's file changed, and unreadable as results; now refused.
 - ``validate compare --calibration``'s expected error, a fit's held-out error at the ranks it
   was fitted at, was claimed for rows at other rank counts: now only at those ranks.
+- a device list with 7 ranks on one host and 9 on the other was compared as 8 + 8 in silence
+  (the GPUs per node not even among the assumptions): a finding says it, the value is assumed.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -182,3 +184,31 @@ def test_a_calibrations_band_is_not_claimed_at_ranks_it_was_not_fitted_at(tmp_pa
     text = run(*args)
     assert f"{band['basis']})" in text.stdout
     assert f"{band['rows_within']} of {band['rows_with_band']} rows within it" in text.stdout
+
+
+# --- 4. a device list that puts an uneven number of ranks on its hosts ---------------------------
+def test_an_uneven_device_list_is_said_and_its_gpus_per_node_assumed(tmp_path, monkeypatch):
+    """Bundled 06a (2 x 8 H100) with rank 7's host line on the second node (7 and 9 ranks, as
+    ``mpirun -np 16`` over hosts of 7 and 9 slots places them): compared as 8 + 8 with no word,
+    the GPUs per node (ranks / nodes) not even listed as assumed, since the host lines stated
+    the nodes. Now a finding says the layout, and the GPUs per node is assumed, on both
+    surfaces alike."""
+    from tests.test_app_qa21 import _assert_same, _cli, _page
+
+    source = reference_path("06a")
+    text = source.read_text()
+    moved = "#  Rank  7 Group  0 Pid  29269 on bm-h100-01 "
+    assert text.count(moved) == 1
+    uneven = text.replace(moved, moved.replace("bm-h100-01", "bm-h100-02"))
+    path = tmp_path / source.name.replace("06a_", "mine_")  # not the bundled run by its name
+    path.write_text(uneven)
+    said = _cli(path, tmp_path)
+    (finding,) = [f for f in said.json["findings"] if "different number of ranks" in f]
+    assert "(bm-h100-01: 7, bm-h100-02: 9)" in finding
+    assert "its 16 ranks were spread evenly over the 2 nodes" in finding
+    assert "GPUs per node = 8 (ranks / nodes of each run)" in said.json["assumed"]
+    _assert_same(_page(monkeypatch, path.name, uneven.encode()), said)
+
+    even = read_log(text.encode(), path.name)  # the log as it ran: nothing said
+    assert not [f for f in even.findings if "different number of ranks" in f]
+    assert not [a for a in even.assumed if a[0] == "GPUs per node"]

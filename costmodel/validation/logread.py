@@ -621,7 +621,7 @@ def read_log(
         else:
             gpn_shown = str(preset_gpn) if preset_gpn else "unknown"
             gpn_from = f"{cluster}'s preset" if preset_gpn else "unknown"
-        if not stated_nodes and gpus_per_node is None:
+        if gpus_per_node is None:  # nodes the log states, GPUs per node it does not (uneven)
             assumed.append(("GPUs per node", gpn_shown, gpn_from))
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
