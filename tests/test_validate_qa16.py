@@ -13,6 +13,8 @@
   was fitted at, was claimed for rows at other rank counts: now only at those ranks.
 - a device list with 7 ranks on one host and 9 on the other was compared as 8 + 8 in silence
   (the GPUs per node not even among the assumptions): a finding says it, the value is assumed.
+- "the rows name no GPU a preset has" said of a log naming its 16 H100s per host (no preset
+  has 16 per node): the reason is said as it is, by the CLI and the Validate page alike.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -212,3 +214,53 @@ def test_an_uneven_device_list_is_said_and_its_gpus_per_node_assumed(tmp_path, m
     even = read_log(text.encode(), path.name)  # the log as it ran: nothing said
     assert not [f for f in even.findings if "different number of ranks" in f]
     assert not [a for a in even.assumed if a[0] == "GPUs per node"]
+
+
+# --- 5. why no preset was found, said as it is ----------------------------------------------------
+def _one_host(tmp_path: Path) -> Path:
+    """Bundled 06a (16 H100 over two hosts) with both hosts named alike: 16 GPUs on one host."""
+    source = reference_path("06a")
+    text = source.read_text().replace("bm-h100-01", "gpu01").replace("bm-h100-02", "gpu01")
+    path = tmp_path / "run_allreduce.txt"
+    path.write_text(text)
+    return path
+
+
+def test_no_preset_for_16_gpus_per_node_is_not_called_a_log_without_a_gpu(tmp_path):
+    """A log naming its H100s, 16 on one host, was refused with "the rows name no GPU a preset
+    has": it names one; what no preset has is 16 of them per node. Each reason in its words."""
+    line = one_line_error(
+        run("validate", "compare", str(_one_host(tmp_path))),
+        "--cluster: the log has 16 GPUs per node (NVIDIA H100 80GB HBM3); the presets of that "
+        "GPU hold at most 8 (dgx-h100); give --cluster NAME",
+    )
+    assert "name no GPU" not in line
+    other = tmp_path / "a6000_allreduce.txt"  # a GPU no preset has
+    other.write_text(reference_path("13a").read_text().replace("H100 80GB HBM3", "RTX A6000"))
+    one_line_error(
+        run("validate", "compare", str(other)),
+        "--cluster: no preset has the rows' GPU (NVIDIA RTX A6000); give --cluster NAME",
+    )
+    bare = tmp_path / "bare_allreduce.txt"  # 13a without its device list
+    lines = _headerless("13a").splitlines(keepends=True)
+    bare.write_text("".join(line for line in lines if "#  Rank" not in line))
+    one_line_error(
+        run("validate", "compare", str(bare)),
+        "--cluster: the rows name no GPU (the log lists no devices); give --cluster NAME",
+    )
+
+
+def test_the_validate_page_says_the_same_reason_beside_its_default_cluster(tmp_path):
+    """The page picks dgx-h100 where no preset fits and said "(the log names no GPU a preset
+    has: check the cluster)" of a log naming its 16 H100s per host: now the CLI's reason."""
+    from costmodel.validation.compare import no_cluster_reason
+
+    path = _one_host(tmp_path)
+    reason = no_cluster_reason(read_log(path.read_bytes(), path.name).rows)
+    assert reason.startswith("the log has 16 GPUs per node")
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain"))
+    at.run()
+    assert_clean(at)
+    facts = next(_text(c.value) for c in at.caption if _text(c.value).startswith("From the log"))
+    assert f"cluster = dgx-h100 ({reason}: check the cluster)" in facts, facts

@@ -1095,7 +1095,7 @@ def validate_compare(
         log_runs = read.runs
     if calibration is None and cluster is None:
         raise ValueError(
-            "--cluster: the rows name no GPU a preset has; give --cluster NAME "
+            f"--cluster: {cmp.no_cluster_reason(measured)}; give --cluster NAME "
             "(costmodel presets list cluster) or --calibration FILE"
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
