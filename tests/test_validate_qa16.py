@@ -15,6 +15,8 @@
   (the GPUs per node not even among the assumptions): a finding says it, the value is assumed.
 - "the rows name no GPU a preset has" said of a log naming its 16 H100s per host (no preset
   has 16 per node): the reason is said as it is, by the CLI and the Validate page alike.
+- the torch job under ``srun --mpi=pmi2`` over several nodes refused to start asking for
+  MASTER_ADDR (pmi2's PMI_RANK read as an MPI launch): srun's step node list names it.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -23,6 +25,7 @@ checked against the library on the same file, never against numbers written here
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -264,3 +267,73 @@ def test_the_validate_page_says_the_same_reason_beside_its_default_cluster(tmp_p
     assert_clean(at)
     facts = next(_text(c.value) for c in at.caption if _text(c.value).startswith("From the log"))
     assert f"cluster = dgx-h100 ({reason}: check the cluster)" in facts, facts
+
+
+# --- 6. the torch job under srun --mpi=pmi2 on several nodes -------------------------------------
+_SET_BY_THE_JOB = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
+
+
+@pytest.fixture
+def launcher(monkeypatch):
+    """A clean launcher environment (tests/test_validate_qa.py's variables and the step's task
+    count), each put back as it was after the test; returns a setter."""
+    from tests.test_validate_qa import _LAUNCH_VARS
+
+    for name in (*_LAUNCH_VARS, "SLURM_STEP_NUM_TASKS"):
+        monkeypatch.setenv(name, "-")  # seen, so restored after the test even if unset now
+        monkeypatch.delenv(name)
+
+    def set_env(**values: str):
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+        return os.environ
+
+    return set_env
+
+
+def test_srun_with_pmi2_over_two_nodes_finds_rank_0s_host(launcher):
+    """``srun -N 2 --ntasks-per-node 8 --mpi=pmi2 python -m costmodel.validation.torch_bench``
+    (pmi2 is many clusters' MpiDefault): Slurm's pmi2 plugin sets PMI_RANK and PMI_SIZE to the
+    step's task id and count, which the job read as an MPI launch, so it refused to start
+    ("MASTER_ADDR is not set ...") where plain srun finds rank 0's host in the step's node
+    list. Now the same host: the PMI rank and size are the step's."""
+    from costmodel.validation.torch_bench import _launcher_env
+
+    env = launcher(
+        PMI_RANK="9",
+        PMI_SIZE="16",
+        SLURM_PROCID="9",
+        SLURM_NTASKS="16",
+        SLURM_STEP_NUM_TASKS="16",
+        SLURM_LOCALID="1",
+        SLURM_NODEID="1",
+        SLURM_STEP_TASKS_PER_NODE="8(x2)",
+        SLURM_STEP_NUM_NODES="2",
+        SLURM_STEP_NODELIST="gpu[07-08]",
+    )
+    assert _launcher_env() is None
+    assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("9", "16", "1")
+    assert env["LOCAL_WORLD_SIZE"] == "8" and env["MASTER_ADDR"] == "gpu07"
+
+
+def test_mpich_inside_sbatch_still_needs_master_addr(launcher):
+    """MPICH's mpiexec inside sbatch: PMI_RANK from Hydra, the batch step's SLURM_PROCID 0 and
+    one task. Its rank 0 (PMI_RANK 0 == SLURM_PROCID 0) is not taken for an srun task either:
+    every rank says the same line."""
+    from costmodel.validation.torch_bench import _launcher_env
+
+    for rank in ("0", "5"):
+        launcher(
+            PMI_RANK=rank,
+            PMI_SIZE="16",
+            MPI_LOCALRANKID=rank,
+            MPI_LOCALNRANKS="8",
+            SLURM_PROCID="0",
+            SLURM_NTASKS="1",
+            SLURM_STEP_NUM_TASKS="1",
+            SLURM_JOB_NODELIST="gpu[07-08]",
+        )
+        for name in _SET_BY_THE_JOB:
+            os.environ.pop(name, None)
+        problem = _launcher_env()
+        assert problem is not None and "MASTER_ADDR is not set" in problem, rank
