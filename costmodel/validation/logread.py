@@ -249,8 +249,8 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
                 )
         counted = _ops_of_count(rows[rows["op"].astype(str) == op])
         if counted is not None and op not in counted[0]:
-            fits = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
-            said.append(f"its count column ({counted[1]}) fits {fits}, not {op}")
+            listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
+            said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
         if said:
             won = "your setting" if op_from == "you set it" else op_from
             lines.append(
