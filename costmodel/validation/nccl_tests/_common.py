@@ -107,7 +107,7 @@ class NcclTestsParseError(ValueError):
 
 
 # Limits that bound the work of one parse. nccl-tests lines are < 300 characters and
-# NCCL debug lines a few thousand; the largest reference log is ~100 kB.
+# NCCL debug lines a few thousand; the largest reference log is ~53 kB.
 MAX_LINE_CHARS = 16_384
 MAX_LOG_BYTES = 32 * 1024 * 1024
 MAX_LISTED = 20  # at most this many duplicate/out-of-order findings are listed one by one
