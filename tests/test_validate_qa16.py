@@ -17,6 +17,8 @@
   has 16 per node): the reason is said as it is, by the CLI and the Validate page alike.
 - the torch job under ``srun --mpi=pmi2`` over several nodes refused to start asking for
   MASTER_ADDR (pmi2's PMI_RANK read as an MPI launch): srun's step node list names it.
+- ``validate compare FOLDER -o``'s rows did not name their log (each log's own run and line
+  numbers): a ``file`` column.
 
 Real data only: bundled logs, cut as users have them (their header lines left out), each
 checked against the library on the same file, never against numbers written here.
@@ -337,3 +339,28 @@ def test_mpich_inside_sbatch_still_needs_master_addr(launcher):
             os.environ.pop(name, None)
         problem = _launcher_env()
         assert problem is not None and "MASTER_ADDR is not set" in problem, rank
+
+
+# --- 7. a folder's per-row table names each row's log ------------------------------------------
+def test_a_folders_per_row_table_names_each_rows_log(tmp_path):
+    """``validate compare FOLDER -o rows.csv`` pools the logs' rows, each with its own log's
+    run and line numbers: two runs of one op (13a's all_reduce, kept on two days) gave rows
+    that nothing in the table told apart (run 0, line 29 twice). Each row now names its file."""
+    import pandas as pd
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    text = _headerless("13a")
+    for day in ("day1", "day2"):
+        (folder / f"{day}_allreduce.txt").write_text(text)
+    table = tmp_path / "rows.csv"
+    result = run("validate", "compare", str(folder), "--cluster", "dgx-h100", "-o", str(table))
+    assert result.exit_code in (0, 1), result.output
+    rows = pd.read_csv(table)
+    one = read_log(text.encode(), "day1_allreduce.txt", cluster="dgx-h100").rows
+    assert rows["file"].value_counts().to_dict() == {
+        "day1_allreduce.txt": len(one),
+        "day2_allreduce.txt": len(one),
+    }
+    for name, own in rows.groupby("file"):
+        assert own["line"].tolist() == one["line"].tolist(), name

@@ -842,7 +842,9 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         (field, value, f"{source}; {'every log' if len(on) == len(names) else ', '.join(on)}")
         for (field, value, source), on in holds.items()
     )
-    rows = pd.concat([r.rows for _, r in reads], ignore_index=True)
+    # each row names its log (-o's `file` column): the pooled rows' run and line numbers are
+    # each file's own, so two logs' rows were told apart by nothing in the per-row table
+    rows = pd.concat([r.rows.assign(file=p.name) for p, r in reads], ignore_index=True)
     rows.attrs = {}
     first = reads[0][1]
 
@@ -1459,6 +1461,7 @@ _TEXT_COLUMNS = (
     "run",
     "run_key",
     "source",
+    "file",
     "backend",
     "algo_env",
     "proto_env",
