@@ -179,7 +179,9 @@ TOP = {p[0] for p in _tree() if p}
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 SHORT = re.compile(r"(?<![\w-])-[a-zA-Z](?![\w-])")  # -o, -s: checked after a command of ours
-COSTMODEL = re.compile(r"(?<![\w./-])costmodel\s+(?=[a-z])")
+# `costmodel X` is a command, except the kept nccl-tests log's first lines (`# costmodel runner:
+# <command line>`, `# costmodel runner env: ...`, runner.py), which the README quotes
+COSTMODEL = re.compile(r"(?<![\w./-])costmodel\s+(?=[a-z])(?!runner:|runner env:)")
 SEPARATOR = re.compile(r"\s\|\s|&&|;|\s#\s|^#")
 
 

@@ -842,7 +842,9 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         (field, value, f"{source}; {'every log' if len(on) == len(names) else ', '.join(on)}")
         for (field, value, source), on in holds.items()
     )
-    rows = pd.concat([r.rows for _, r in reads], ignore_index=True)
+    # each row names its log (-o's `file` column): the pooled rows' run and line numbers are
+    # each file's own, so two logs' rows were told apart by nothing in the per-row table
+    rows = pd.concat([r.rows.assign(file=p.name) for p, r in reads], ignore_index=True)
     rows.attrs = {}
     first = reads[0][1]
 
@@ -1095,7 +1097,7 @@ def validate_compare(
         log_runs = read.runs
     if calibration is None and cluster is None:
         raise ValueError(
-            "--cluster: the rows name no GPU a preset has; give --cluster NAME "
+            f"--cluster: {cmp.no_cluster_reason(measured)}; give --cluster NAME "
             "(costmodel presets list cluster) or --calibration FILE"
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
@@ -1459,6 +1461,7 @@ _TEXT_COLUMNS = (
     "run",
     "run_key",
     "source",
+    "file",
     "backend",
     "algo_env",
     "proto_env",

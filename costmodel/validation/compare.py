@@ -456,6 +456,41 @@ def detect_cluster(measured: pd.DataFrame, source: str = "") -> str | None:
     return min(scored)[-1] if scored else None
 
 
+def no_cluster_reason(measured: pd.DataFrame) -> str:
+    """Why :func:`detect_cluster` names no preset for ``measured``, in words for the refusal
+    that asks for one (``validate compare`` without ``--cluster``): the rows name no device, a
+    GPU no preset has, or more GPUs per node than every preset of their GPU holds (it said "the
+    rows name no GPU a preset has" of 16 H100s on one host).
+
+    >>> import pandas as pd
+    >>> no_cluster_reason(pd.DataFrame({"device": [None]}))
+    'the rows name no GPU (the log lists no devices)'
+    """
+    from costmodel import presets
+
+    facts = _log_facts(measured)
+    if facts["device"] is None:
+        return "the rows name no GPU (the log lists no devices)"
+    if facts["gpu"] is None:
+        return f"no preset has the rows' GPU ({facts['device']})"
+    sizes = []
+    for name in presets.names("cluster"):
+        try:
+            preset = presets.cluster(name)
+        except ValueError:
+            continue
+        if _gpu_family(f"{preset.gpu.name} {preset.gpu.description}") == facts["gpu"]:
+            sizes.append((preset.gpus_per_node, name))
+    gpn = facts["gpus_per_node"]
+    if sizes and gpn and gpn > max(sizes)[0]:  # named as detect_cluster ranks: DGX first
+        _, _, most, name = min((-g, not n.startswith("dgx"), g, n) for g, n in sizes)
+        return (
+            f"the log has {gpn} GPUs per node ({facts['device']}); the presets of that GPU "
+            f"hold at most {most} ({name})"
+        )
+    return f"no preset fits the rows ({facts['device']})"
+
+
 def size_band(message_bytes: Any) -> np.ndarray:
     """Label of the size band of each size.
 

@@ -164,10 +164,63 @@ def _ops_of_columns(redop: Any, root: Any) -> tuple[str, ...] | None:
     return ("reduce",) if rooted else ("all_reduce", "reduce_scatter")
 
 
+#: The compared ops whose nccl-tests ``count`` is the whole message's (size = count x element
+#: bytes) and those whose count is one rank's share (size = count x element bytes x ranks: the
+#: gathered, scattered or exchanged buffer), as every bundled log of each op prints it.
+_WHOLE_COUNT_OPS = ("all_reduce", "broadcast", "reduce")
+_SHARE_COUNT_OPS = ("all_gather", "reduce_scatter", "all_to_all")
+
+
+def _ops_of_count(rows: pd.DataFrame) -> tuple[tuple[str, ...], str] | None:
+    """The compared ops whose nccl-tests table prints these rows' ``count`` column, and the
+    column said in words; None where it says nothing (no count or type column, a type not
+    known, every count 0, rows of one rank, or rows that disagree among themselves).
+
+    nccl-tests prints the message's size in bytes and its ``count`` in elements of the row's
+    type (:data:`..nccl_tests.NCCL_TESTS_TYPE_BYTES`): all_reduce, broadcast and reduce count
+    the whole message (size = count x element bytes), all_gather, reduce_scatter and alltoall
+    one rank's share of it (size = count x element bytes x ranks). The redop/root columns
+    cannot tell all_reduce from reduce_scatter (both ``sum``, root -1); this can.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"size_bytes": [1048576], "count": [65536], "dtype": ["float"]})
+    >>> _ops_of_count(rows)[0]
+    ('all_gather', 'reduce_scatter', 'all_to_all')
+    """
+    import pandas as pd
+
+    from .nccl_tests import NCCL_TESTS_TYPE_BYTES
+
+    if not {"size_bytes", "count", "dtype"} <= set(rows.columns):
+        return None
+    ranks = pd.to_numeric(rows["ranks"], errors="coerce").astype(float) if "ranks" in rows else None
+    if ranks is not None and len(ranks) and (ranks == 1).all():  # one rank's share: the whole
+        return None
+    element = rows["dtype"].map(lambda d: NCCL_TESTS_TYPE_BYTES.get(str(d)))
+    size = pd.to_numeric(rows["size_bytes"], errors="coerce")
+    count = pd.to_numeric(rows["count"], errors="coerce")
+    known = element.notna() & (count > 0) & (size > 0)
+    if not known.any():
+        return None
+    per_count = size[known] / (count[known] * element[known].astype(float))
+    whole = bool((per_count == 1).all())
+    if not whole and not (per_count >= 2).all():
+        return None  # mixed, or not whole elements: not nccl-tests' own figures
+    last = per_count.index[-1]  # the largest message read, as an example
+    said = (
+        f"{int(size[last]):,} B = {int(count[last]):,} x {int(element[last])} B "
+        f"{rows['dtype'][last]}"
+    )
+    if whole:
+        return _WHOLE_COUNT_OPS, f"{said}: the whole message's count"
+    return _SHARE_COUNT_OPS, f"{said} x {per_count[last]:g}: a count per rank"
+
+
 def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> list[str]:
     """One line per op the rows are compared as that another source in the log contradicts:
-    the file name (``..._allgather.txt``) or the redop/root columns (``redop none``: not a
-    reduction), saying which source won. Empty when every source agrees.
+    the file name (``..._allgather.txt``), the redop/root columns (``redop none``: not a
+    reduction) or the count column (:func:`_ops_of_count`: a count per rank is not
+    all_reduce's), saying which source won. Empty when every source agrees.
 
     The op's source order stays as the module docstring says (the user, the header, a command
     line, the file name, the columns): this only says when a lower source disagrees, so a log
@@ -194,6 +247,10 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
                     f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
                     f"{' or '.join(fits)}, not {op}"
                 )
+        counted = _ops_of_count(rows[rows["op"].astype(str) == op])
+        if counted is not None and op not in counted[0]:
+            listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
+            said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
         if said:
             won = "your setting" if op_from == "you set it" else op_from
             lines.append(
@@ -564,7 +621,7 @@ def read_log(
         else:
             gpn_shown = str(preset_gpn) if preset_gpn else "unknown"
             gpn_from = f"{cluster}'s preset" if preset_gpn else "unknown"
-        if not stated_nodes and gpus_per_node is None:
+        if gpus_per_node is None:  # nodes the log states, GPUs per node it does not (uneven)
             assumed.append(("GPUs per node", gpn_shown, gpn_from))
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
@@ -976,11 +1033,19 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
     pinned = ok["algo_env"].astype(object).tolist() if "algo_env" in ok else [None] * len(ok)
-    for i, (op, nodes, algo, m) in enumerate(
-        zip(ok["op"], ok["nodes"].astype(float), pinned, size, strict=True)
+    ranks = ok["ranks"].astype(float).tolist() if "ranks" in ok else [math.nan] * len(ok)
+    unfitted: set[int] = set()  # rank counts of rows whose op and level no fit was fitted at
+    for i, (op, nodes, n, algo, m) in enumerate(
+        zip(ok["op"], ok["nodes"].astype(float), ranks, pinned, size, strict=True)
     ):
         level = "inter" if nodes > 1 else "intra"
         fits = [f for f in calibration.fits if f.op == op and f.level == level]
+        # a fit's held-out error is its sizes' at the ranks it was fitted on: it says nothing
+        # of its line carried to another rank count (13a's 4 ranks' fit on 13e's 2 and 6)
+        at = [f for f in fits if not f.ranks or (n == n and int(n) in f.ranks)]
+        if fits and not at and n == n:
+            unfitted.add(int(n))
+        fits = at
         if isinstance(algo, str):
             try:
                 name = normalize_algorithm(algo)
@@ -1004,6 +1069,14 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         return float(v.max()) if v.size else math.nan
 
     big = size >= ONE_MIB
+    basis = "the calibration's held-out sizes"
+    note = "the fits have no held-out sizes (cv_max_abs_rel_error)"
+    if unfitted:
+        where = f"{', '.join(map(str, sorted(unfitted)))} ranks, which no fit was fitted at"
+        if has.any():
+            basis += f"; none for rows at {where}"
+        else:
+            note = f"every row is at {where}"
     return BandCheck(
         label,
         widest(big),
@@ -1011,8 +1084,8 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         int(inside[has].sum()),
         int(has.sum()),
         (),
-        "" if has.any() else "the fits have no held-out sizes (cv_max_abs_rel_error)",
-        basis="the calibration's held-out sizes",
+        "" if has.any() else note,
+        basis=basis,
     )
 
 

@@ -830,20 +830,42 @@ def check_appendable(path: str | Path) -> None:
     """Refuse a JSON-lines file the writers would append UTF-8 rows to while it is in another
     encoding (UTF-16 or UTF-32, e.g. re-saved by Windows PowerShell 5): the file would then hold
     two encodings and no reader could read it whole. UTF-8 with a byte-order mark is fine (its
-    appended rows are UTF-8). A file that does not exist yet is fine.
+    appended rows are UTF-8). A file that does not exist yet is fine, and so is an empty one.
 
-    Raises ValueError naming the file, its encoding and the fix.
+    Refuse too a file that is not a results file: its first line that is not blank is not a
+    JSON row (``{...}``; a row a killed writer cut off starts so too). An nccl-tests log saved
+    as ``.jsonl``, or notes, were appended to (the user's file changed, and then unreadable as
+    results: "line 1 is not JSON"), and their last line, without a newline, removed as a cut
+    row (:func:`drop_partial_line`).
+
+    Raises ValueError naming the file, what it holds and the fix.
     """
     path = Path(path)
     if not path.is_file():
         return
-    with path.open("rb") as handle:
-        name = textfile.encoding_name(handle.read(textfile.SNIFF_BYTES))
+    with path.open("rb") as handle:  # the head: the encoding's sniff, and 64 lines of a log
+        head = handle.read(max(textfile.SNIFF_BYTES, 64 * 1024))
+    name = textfile.encoding_name(head[: textfile.SNIFF_BYTES])
     if name != "UTF-8":
         raise ValueError(
             f"{path}: is {name} text; new rows are appended as UTF-8, which would leave one file "
             f"in two encodings: save it as UTF-8 (e.g. iconv -f {name.replace(' ', '')} -t "
             "UTF-8) or write to another file or folder"
+        )
+    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    number, first = next(
+        ((n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()),
+        (0, ""),
+    )
+    if first and not first.lstrip().startswith("{"):
+        what = (
+            "an nccl-tests log, not a results file (rename it .log or .txt)"
+            if any(looks_like_nccl_tests(line) for line in text.splitlines()[:64])
+            else f"not a results file (line {number} is not a JSON row: {first.strip()[:40]!r})"
+        )
+        raise ValueError(
+            f"{path}: is {what}; rows are never appended to another kind of file: write to a "
+            "new .jsonl file or folder"
         )
 
 

@@ -90,8 +90,9 @@ def _launcher_env() -> str | None:
     """Map srun / mpirun rank variables onto torch's env:// names when torchrun did not.
 
     Ranks spread over several nodes need ``MASTER_ADDR``, the host of rank 0: under Slurm it is
-    the step's first node (the store rank 0 opens there); under mpirun no variable names it,
-    so it must be exported. The default 127.0.0.1 is right on one node only: on several, every
+    the step's first node (the store rank 0 opens there), with srun's own rank variables or,
+    under ``srun --mpi=pmi2`` (a cluster's ``MpiDefault``), the PMI ones srun sets alike;
+    under mpirun no variable names it, so it must be exported. The default 127.0.0.1 is right on one node only: on several, every
     other node's ranks would wait for a store on their own host until the timeout. Returns
     why the job cannot start (one line), or None.
     """
@@ -112,7 +113,14 @@ def _launcher_env() -> str | None:
     slurm = False
     for rank, size, local, local_size in pairs:
         if rank in os.environ and size in os.environ:
-            slurm = rank == "SLURM_PROCID"
+            # srun's own tasks: its rank variables, or a PMI's that srun set to the same
+            # rank and size (--mpi=pmi2 sets PMI_RANK and PMI_SIZE to the step's task id and
+            # count); mpirun inside sbatch leaves the batch step's SLURM_PROCID 0 and its
+            # one task, so its ranks are not the step's
+            slurm = rank == "SLURM_PROCID" or (
+                os.environ.get("SLURM_PROCID") == os.environ[rank]
+                and os.environ.get("SLURM_STEP_NUM_TASKS") == os.environ[size]
+            )
             os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank], os.environ[size]
             os.environ["LOCAL_RANK"] = os.environ.get(local, os.environ.get("SLURM_LOCALID", "0"))
             here = os.environ.get(local_size) if local_size else None

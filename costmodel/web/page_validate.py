@@ -382,10 +382,11 @@ def _facts_caption(
         assumed.append(f"cluster = {cluster} ({BUNDLED_PRESET})")
     elif default is not None and cluster != default:
         assumed.append(f"cluster = {cluster} (you set it)")
-    elif detected is None:
-        assumed.append(
-            f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
-        )
+    elif detected is None:  # why no preset was found, in validate compare's words
+        from costmodel.validation.compare import no_cluster_reason
+
+        reason = no_cluster_reason(read.rows)  # type: ignore[attr-defined]
+        assumed.append(f"cluster = {cluster} ({reason}: check the cluster)")
     elif cluster == detected:  # a results file's rows, as validate compare says it
         own = "the rows'" if read.op_source == "the rows" else "the log's"  # type: ignore[attr-defined]
         assumed.append(f"cluster = {cluster} ({own} GPU and GPUs per node)")

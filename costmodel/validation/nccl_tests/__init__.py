@@ -58,6 +58,7 @@ from ._common import (
     MAX_LISTED,  # noqa: F401  (re-exported: documented limit)
     MAX_LOG_BYTES,
     NCCL_TESTS_OPS,
+    NCCL_TESTS_TYPE_BYTES,
     NcclTestsParseError,
     decode_lenient,
     decode_log,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:  # pandas is imported lazily, where a frame is built
 __all__ = [
     "COLUMNS",
     "NCCL_TESTS_OPS",
+    "NCCL_TESTS_TYPE_BYTES",
     "MAX_LINE_CHARS",
     "MAX_LOG_BYTES",
     "NcclTestsParseError",

@@ -13,6 +13,7 @@ from ._common import _FLOAT64 as _FLOAT_COLUMNS  # the float columns: one list
 from ._common import COLUMNS, NcclTestsParseError, _frame
 from ._findings import (
     IdentityRow,
+    _check_hosts,
     _check_identities,
     _check_launch,
     _check_repeated_runs,
@@ -167,6 +168,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         facts = _run_facts(run, op, bw_pairs, launch)
         launched.append((run, facts))
         _check_identities(parser, op, facts["ranks"], facts["ranks_source"], identity_rows)
+        _check_hosts(parser, run, facts)
         constant = {
             "run": run_number,
             "op": op,

@@ -32,6 +32,24 @@ NCCL_TESTS_OPS: dict[str, str] = {
     "hypercube": "hypercube",
 }
 
+#: Bytes per element of each nccl-tests type name (``-d``, the ``type`` column), the unit of
+#: its ``count`` column: nccl-tests' ``wordSize`` of each ``ncclDataType_t``. Every dtype of
+#: bundled run 23b (``-d all``, all_reduce) prints size / count at these figures.
+NCCL_TESTS_TYPE_BYTES: dict[str, int] = {
+    "int8": 1,
+    "uint8": 1,
+    "f8e4m3": 1,
+    "f8e5m2": 1,
+    "half": 2,
+    "bfloat16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float": 4,
+    "int64": 8,
+    "uint64": 8,
+    "double": 8,
+}
+
 # nccl-tests busbw factor = a * (n - 1) / n (tables.BUSBW_NUMERATOR; a == 0: factor 1, which
 # says nothing about n). Used only to infer the rank count.
 _BUSBW_NUMERATOR = BUSBW_NUMERATOR
@@ -89,7 +107,7 @@ class NcclTestsParseError(ValueError):
 
 
 # Limits that bound the work of one parse. nccl-tests lines are < 300 characters and
-# NCCL debug lines a few thousand; the largest reference log is ~100 kB.
+# NCCL debug lines a few thousand; the largest reference log is ~53 kB.
 MAX_LINE_CHARS = 16_384
 MAX_LOG_BYTES = 32 * 1024 * 1024
 MAX_LISTED = 20  # at most this many duplicate/out-of-order findings are listed one by one

@@ -161,6 +161,31 @@ def _check_identities(
         parser._warn(listed[0][0], f"{len(listed)} rows break nccl-tests' algbw/busbw identities")
 
 
+def _check_hosts(parser: _Findings, run: _Run, facts: dict[str, Any]) -> None:
+    """Warn where a run's complete device list puts a different number of ranks on its hosts
+    (``mpirun -np 12`` over hosts of 8 slots: 8 and 4; ``srun -n 13 -N 2``: 7 and 6). The
+    reader then knows the nodes but no GPUs per node (:func:`._header._run_facts`), and the
+    model prices the same GPUs on every node: the run is predicted as if its ranks were spread
+    evenly (ranks / nodes per node), a layout it did not run."""
+    if facts["nodes"] is None or facts["nodes"] < 2 or facts["gpus_per_node"] is not None:
+        return
+    hosts: dict[str, int] = {}
+    for _, host, _ in run.rank_lines:
+        hosts[host] = hosts.get(host, 0) + 1
+    if len(hosts) != facts["nodes"] or len(set(hosts.values())) < 2:
+        return
+    shown = [f"{host}: {count}" for host, count in hosts.items()]
+    if len(shown) > 6:
+        shown = [*shown[:6], f"... ({len(shown)} hosts)"]
+    parser._warn(
+        run.line,
+        f"the device list puts a different number of ranks on each host ({', '.join(shown)}): "
+        "the model prices the same GPUs on every node, so this run is predicted as if its "
+        f"{facts['ranks']} ranks were spread evenly over the {facts['nodes']} nodes, a layout "
+        "it did not run",
+    )
+
+
 def _check_repeated_runs(parser: _Findings, runs: list[_Run]) -> None:
     """Warn where a run repeats an earlier run row for row (a log pasted twice or three times
     would otherwise be read, and plotted, as several sweeps)."""
