@@ -683,9 +683,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ddp-width",
         type=int,
-        default=512,
+        default=None,
         help="the MLP's layer width: its layers are --ddp-params / (width^2 + width), at least "
-        "one (default: %(default)s)",
+        f"one (default: {DDP_WIDTH}, or the widest layer --ddp-params holds when smaller)",
     )
     p.add_argument(
         "--ddp-batch",
@@ -738,6 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: the options that set up the DDP steps, which only ``--ddp`` times
+DDP_WIDTH = 512  # the synthetic MLP's default layer width (--ddp-width)
+
 DDP_OPTIONS = ("ddp_params", "ddp_width", "ddp_batch", "ddp_steps", "bucket_cap_mb", "accumulation")
 
 
@@ -804,14 +806,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ("--rounds", args.rounds, 1),
         ("--warmup", args.warmup, 0),
         ("--threads", args.threads, 1),
-        ("--ddp-params", args.ddp_params, 1),
-        ("--ddp-width", args.ddp_width, 1),
+        ("--ddp-params", args.ddp_params, 2),  # the smallest layer: 1 x 1 weight + bias
+        ("--ddp-width", 1 if args.ddp_width is None else args.ddp_width, 1),
         ("--ddp-batch", args.ddp_batch, 1),
         ("--ddp-steps", args.ddp_steps, 1),
         ("--accumulation", args.accumulation, 1),
     ):
         if value < low:
             raise ValueError(f"{flag}: must be a whole number >= {low}, got {value}")
+    # one layer of the MLP holds width^2 + width parameters: a width past that made a model
+    # larger than --ddp-params asked for (--ddp-width 10000000 at 4M: a 1e14-parameter layer)
+    widest = math.isqrt(args.ddp_params)
+    while widest * widest + widest > args.ddp_params:
+        widest -= 1
+    if args.ddp_width is None:  # the default, narrowed to a model of --ddp-params
+        args.ddp_width = min(DDP_WIDTH, widest)
+    if args.ddp_width * args.ddp_width + args.ddp_width > args.ddp_params:
+        raise ValueError(
+            f"--ddp-width: one layer {args.ddp_width} wide holds "
+            f"{args.ddp_width * args.ddp_width + args.ddp_width:,} parameters, more than "
+            f"--ddp-params {args.ddp_params:,}; allowed: 1..{widest:,} at this --ddp-params"
+        )
     try:  # its fields said as this job's flags
         sizes_between(args.min_bytes, args.max_bytes, args.factor)
     except ValueError as exc:

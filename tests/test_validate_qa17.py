@@ -1,0 +1,61 @@
+"""The torch job's synthetic DDP model is never larger than ``--ddp-params`` asks for.
+
+The MLP has ``--ddp-params / (width^2 + width)`` layers, at least one: a width whose one layer
+holds more than ``--ddp-params`` built that layer anyway (``--ddp-width 10000000`` at the
+default 4M made a 1e14-parameter layer the job then tried to allocate). Such a width, and a
+``--ddp-params`` below the smallest layer (a 1 x 1 weight and its bias: 2), are refused in one
+line naming the option and its allowed range, on ``validate torch`` and the job itself; the
+default width (512) narrows to the widest layer a smaller ``--ddp-params`` holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from costmodel.validation.torch_bench import main, parse_args
+from tests._cli import one_line_error, run
+
+
+@pytest.mark.parametrize(
+    ("params", "width", "widest"),
+    [("4M", 10_000_000, 1_999), ("4M", 2_000, 1_999), ("25M", 5_000, 4_999), ("2", 2, 1)],
+)
+def test_a_width_wider_than_the_model_is_refused_with_its_range(params, width, widest):
+    with pytest.raises(ValueError) as exc:
+        parse_args(["--ddp", "--ddp-params", params, "--ddp-width", str(width)])
+    msg = str(exc.value)
+    assert msg.startswith("--ddp-width: ")
+    assert f"allowed: 1..{widest:,} at this --ddp-params" in msg
+    # the widest allowed is the widest one layer of which fits: the next one does not
+    p = parse_args(["--ddp", "--ddp-params", params]).ddp_params
+    assert widest * widest + widest <= p < (widest + 1) ** 2 + widest + 1
+
+
+@pytest.mark.parametrize(("params", "width"), [("4M", 512), ("64K", 252), ("10K", 99), ("2", 1)])
+def test_the_default_width_narrows_to_a_model_of_the_size_asked(params, width):
+    """Not given, the width is 512 or the widest layer ``--ddp-params`` holds: 64K built one
+    512-wide layer, 262,656 parameters, four times the 64,000 asked for."""
+    args = parse_args(["--ddp", "--ddp-params", params])
+    assert args.ddp_width == width
+    assert width * width + width <= args.ddp_params
+
+
+def test_the_widest_allowed_width_is_taken():
+    args = parse_args(["--ddp", "--ddp-params", "4M", "--ddp-width", "1999"])
+    assert args.ddp_width == 1999
+    assert parse_args(["--ddp", "--ddp-params", "2", "--ddp-width", "1"]).ddp_params == 2
+
+
+def test_fewer_parameters_than_the_smallest_layer_is_refused(capsys):
+    assert main(["--ddp", "--ddp-params", "1", "--ddp-width", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "torch_bench: --ddp-params: must be a whole number >= 2, got 1"
+    )
+
+
+def test_validate_torch_refuses_it_before_launching():
+    r = run("validate", "torch", "--dry-run", "--", "--ddp", "--ddp-width", "100000")
+    assert r.exit_code == 2
+    assert one_line_error(r).startswith(
+        "costmodel: error: --ddp-width: one layer 100000 wide holds 10,000,100,000 parameters"
+    )
