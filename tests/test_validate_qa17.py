@@ -59,3 +59,30 @@ def test_validate_torch_refuses_it_before_launching():
     assert one_line_error(r).startswith(
         "costmodel: error: --ddp-width: one layer 100000 wide holds 10,000,100,000 parameters"
     )
+
+
+# --- a bundled run compared with another cluster than its own ----------------------------------
+def test_a_bundled_run_given_another_cluster_says_which_it_ran_on():
+    """``validate compare --reference 16b --cluster aws-p4de`` predicted a p4de for a log
+    measured on p5 without a word (its log names no GPU, but its index does): the option
+    still wins, and a warning names the cluster the run measured; none when they agree."""
+    from costmodel.reference import reference_path
+    from costmodel.validation.logread import read_log
+    from costmodel.validation.reference_runs import find_bundled_run
+
+    path = reference_path("16b")
+    raw = path.read_bytes()
+    own = find_bundled_run(raw, path.name).preset
+    assert own == "aws-p5"
+    other = read_log(raw, path.name, cluster="aws-p4de", strict=False)
+    said = [n for n in other.notices if n.startswith("cluster: ")]
+    assert said == [
+        "cluster: the bundled run 16b ran on aws-p5 (its index), not aws-p4de: the "
+        "prediction is for a cluster the log did not measure"
+    ]
+    assert not any(
+        n.startswith("cluster: ")
+        for n in read_log(raw, path.name, cluster=own, strict=False).notices
+    )
+    r = run("validate", "compare", "--reference", "16b", "--cluster", "aws-p4de")
+    assert "warning: cluster: the bundled run 16b ran on aws-p5" in r.stderr

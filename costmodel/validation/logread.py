@@ -509,6 +509,14 @@ def read_log(
         cluster_from = "the log's GPU and GPUs per node" if cluster else ""
     else:
         cluster_from = "you set it"
+        if bundled is not None and bundled.preset and cluster != bundled.preset:
+            # a bundled run compared with another cluster than the one it ran on: said, as a
+            # log whose GPU contradicts the cluster is (the option still wins)
+            notices.append(
+                f"cluster: the bundled run {bundled.prefix} ran on {bundled.preset} (its "
+                f"index), not {cluster}: the prediction is for a cluster the log did not "
+                "measure"
+            )
     preset_gpn = None
     if cluster is not None:
         from costmodel import presets
