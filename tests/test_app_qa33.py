@@ -50,3 +50,30 @@ def test_a_measured_step_without_b_has_no_such_warning() -> None:
     at = open_page("page_ddp.py", {**STEP_70B, "ddp_measured_step": "6s"})
     assert_clean(at)
     assert not [w for w in _warnings(at) if "measured step" in w], _warnings(at)
+
+
+def test_a_typed_hidden_size_is_not_refused_by_the_greyed_heads_box() -> None:
+    """A bare 70B count with its activations sized at a typed shape (80 layers, hidden 8192):
+    under FlashAttention (the default) the Heads box is greyed, the scores it sizes are not
+    kept, yet its default (69 heads, the count's own shape) refused the hidden size, "Hidden
+    size: must be a multiple of the 69 Heads", naming a box that cannot be changed. The greyed
+    box no longer refuses: the memory is the same as with 64 heads typed."""
+    shape = {
+        "params": "70B",
+        "dp_ranks": "64",
+        "zero_stage": "3",
+        "shape_activations": "true",
+        "layers": "80",
+        "hidden": "8192",
+    }
+    at = open_page("page_memory.py", shape)
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    assert at.number_input(key="heads").disabled
+    ungreyed = open_page("page_memory.py", {**shape, "heads": "64"})
+    key = "Memory per GPU, ZeRO-3"
+    assert metrics(at)[key] == metrics(ungreyed)[key] == "116 GB"
+    # with the box in use (no FlashAttention), its default is still checked, and named
+    at = open_page("page_memory.py", {**shape, "flash": "false"})
+    said = [_text(e.value) for e in at.error]
+    assert len(said) == 1 and "multiple of the 69 Heads" in said[0], said
