@@ -77,3 +77,36 @@ def test_a_typed_hidden_size_is_not_refused_by_the_greyed_heads_box() -> None:
     at = open_page("page_memory.py", {**shape, "flash": "false"})
     said = [_text(e.value) for e in at.error]
     assert len(said) == 1 and "multiple of the 69 Heads" in said[0], said
+
+
+def _sizes_said(at) -> str:
+    """The headline, the captions and the chart titles: where a page says the size M."""
+    import json
+
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    return "\n".join(
+        [h.value for h in at.subheader] + [_text(c.value) for c in at.caption] + titles
+    )
+
+
+def test_a_size_typed_in_binary_prefixes_is_said_back_in_them() -> None:
+    """``64KiB`` typed on the Collectives page was said "65.5 kB" in the headline, the
+    algorithms' caption and the chart's title, where ``collective --size 64KiB`` says "64 KiB"
+    (docs/design.md section 2: a size given in binary prefixes is said back in them)."""
+    from costmodel.units import format_bytes_as_given
+
+    assert format_bytes_as_given(2**16, "64KiB") == "64 KiB"
+    at = open_page("page_collectives.py", {"size_text": "64KiB", "nccl_nodes": "8"})
+    assert_clean(at)
+    said = _sizes_said(at)
+    assert "all-reduce of 64 KiB on dgx-h100, 64 GPUs" in said, said
+    assert "can run at M = 64 KiB, fastest first" in said, said
+    assert "M = 64 KiB dotted" in said, said
+    assert "65.5 kB" not in said, said
+    # the one-link view and the Cluster page too; a decimal size stays decimal
+    link = _sizes_said(open_page("page_collectives.py", {"view": "link", "size_text": "14GiB"}))
+    assert "all-reduce of 14 GiB over 8 ranks" in link and "M = 14 GiB" in link, link
+    cluster = _sizes_said(open_page("page_cluster.py", {"cl_size_text": "1GiB"}))
+    assert "All-reduce of 1 GiB over 32 GPUs" in cluster, cluster
+    decimal = _sizes_said(open_page("page_collectives.py", {"size_text": "14GB"}))
+    assert "all-reduce of 14 GB on dgx-h100" in decimal, decimal
