@@ -110,3 +110,38 @@ def test_a_size_typed_in_binary_prefixes_is_said_back_in_them() -> None:
     assert "All-reduce of 1 GiB over 32 GPUs" in cluster, cluster
     decimal = _sizes_said(open_page("page_collectives.py", {"size_text": "14GB"}))
     assert "all-reduce of 14 GB on dgx-h100" in decimal, decimal
+
+
+def test_a_bare_counts_compute_mfu_is_the_one_the_mfu_box_takes() -> None:
+    """The step page's default (a bare 7B count) said "the compute alone at MFU 0.44, the value
+    for the MFU box (Set the MFU) that gives this compute": 0.44 in the box gave 395 ms for the
+    fitted 464 ms. A bare count's fitted compute is priced at 6N + attention of its shape, a
+    given MFU at 6N (``model_flops_per_token``); the number named is now of 6N and gives the
+    compute back (the library's label: the API, ``costmodel step`` and the page)."""
+    import re
+
+    import pytest
+
+    import costmodel as cm
+    from costmodel.compute import precision_peak_flops
+    from costmodel.strategy import strategy_step
+
+    kw = dict(params=7e9, cluster="dgx-h100", nodes=4, strategy="ddp")
+    fitted = strategy_step(**kw)
+    peak = precision_peak_flops(cm.presets.load("h100-sxm"), "bf16")
+    m = 6 * 7e9 * 4096 / (fitted.compute_s * peak)  # 6N FLOPs per token, micro-batch 1
+    named = [float(x) for x in re.findall(r"MFU (\d\.\d\d)", fitted.compute_label)]
+    assert named[1] == pytest.approx(m, abs=0.005), fitted.compute_label
+    assert "of 6N FLOPs" in fitted.compute_label
+    assert strategy_step(**kw, mfu=m).compute_s == pytest.approx(fitted.compute_s, rel=1e-9)
+    # the page: the MFU it names, typed into the box, gives its compute to the rounding
+    at = open_page("page_ddp.py")
+    said = next(_text(c.value) for c in at.caption if "Compute in use" in c.value)
+    box = re.search(r"compute alone at MFU (\d\.\d\d)", said)
+    assert box is not None, said
+    again = open_page("page_ddp.py", {"ddp_own_mfu": "true", "ddp_mfu": box.group(1)})
+
+    def ms(at) -> float:
+        return float(metrics(at)["Compute"].removesuffix(" ms"))
+
+    assert ms(again) == pytest.approx(ms(at), rel=0.015), (said, ms(again), ms(at))
