@@ -145,3 +145,24 @@ def test_a_bare_counts_compute_mfu_is_the_one_the_mfu_box_takes() -> None:
         return float(metrics(at)["Compute"].removesuffix(" ms"))
 
     assert ms(again) == pytest.approx(ms(at), rel=0.015), (said, ms(again), ms(at))
+
+
+def _warmup(at) -> dict:
+    return next(
+        d.value.to_dict("list") for d in at.dataframe if "step [-]" in d.value.columns
+    )
+
+
+def test_the_warmup_table_lists_each_step_once_at_the_quarters() -> None:
+    """The Batch page's warmup table took steps 0, w/4, w/2, w: at warmup 0 (no warmup, the
+    box's minimum) it listed step 0 four times, at warmup 1 three times, and 3w/4 was left
+    out of the quarters. Each step is listed once, at the quarters."""
+    at = open_page("page_batch.py", {"warmup": "0"})
+    assert_clean(at)
+    assert _warmup(at) == {"step [-]": [0], "learning rate [-]": [3.2]}
+    at = open_page("page_batch.py", {"warmup": "1"})
+    assert _warmup(at)["step [-]"] == [0, 1]
+    at = open_page("page_batch.py")  # 500 steps, 0.1 at 256 to 3.2 at 8,192 (linear rule)
+    got = _warmup(at)
+    assert got["step [-]"] == [0, 125, 250, 375, 500]
+    assert [round(x, 4) for x in got["learning rate [-]"]] == [0.1, 0.875, 1.65, 2.425, 3.2]
