@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from tests.test_app import _text, assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)
 
@@ -166,3 +166,37 @@ def test_the_warmup_table_lists_each_step_once_at_the_quarters() -> None:
     got = _warmup(at)
     assert got["step [-]"] == [0, 125, 250, 375, 500]
     assert [round(x, 4) for x in got["learning rate [-]"]] == [0.1, 0.875, 1.65, 2.425, 3.2]
+
+
+def test_as_own_cluster_picked_for_b_keeps_as_power_limit_and_slice() -> None:
+    """B's Cluster (B) set to A's own cluster dropped A's power limit and node slice, as for
+    another cluster: A on 16 GPUs (4 per node) at 500 W beside B "fsdp" on 32 GPUs at 700 W,
+    both labelled "dgx-h100 x 4", and "B's step is 1.3x faster" credited to the strategy. A's
+    cluster picked for B is A's cluster: B keeps A's GPUs and power."""
+    at = open_page(
+        "page_ddp.py",
+        {
+            "ddp_arch": "llama-3.1-8b",
+            "ddp_power": "500",
+            "ddp_gpus_per_node": "4",
+            "ddp_pin": "true",
+            "ddp_b_cluster": "dgx-h100",
+            "ddp_b_strategy": "fsdp",
+        },
+    )
+    assert_clean(at)
+    at = open_tables(at)
+    rows = next(d.value for d in at.dataframe if "figure" in d.value.columns).set_index("figure")
+    assert rows.loc["GPUs", "A"] == rows.loc["GPUs", "B"] == "16", rows
+    # the same B as "same as A" for the cluster
+    same = open_page(
+        "page_ddp.py",
+        {
+            "ddp_arch": "llama-3.1-8b",
+            "ddp_power": "500",
+            "ddp_gpus_per_node": "4",
+            "ddp_pin": "true",
+            "ddp_b_strategy": "fsdp",
+        },
+    )
+    assert [_text(s.value) for s in at.success] == [_text(s.value) for s in same.success]

@@ -471,9 +471,11 @@ def _pinned(inp: dict) -> dict | None:
         c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
     )
     changes: dict = {}
-    if cluster != SAME:
+    if cluster not in (SAME, inp["cluster"]):
         # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
-        # at its datasheet power on its whole nodes
+        # at its datasheet power on its whole nodes. A's own cluster picked for B is "same as
+        # A": it dropped A's power limit and slice (B on 32 GPUs at 700 W beside A's 16 at 500 W,
+        # both labelled "dgx-h100 x 4", read as the strategy's gain)
         changes.update(cluster=cluster, power_limit_w=None, gpus_per_node=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
