@@ -148,9 +148,7 @@ def test_a_bare_counts_compute_mfu_is_the_one_the_mfu_box_takes() -> None:
 
 
 def _warmup(at) -> dict:
-    return next(
-        d.value.to_dict("list") for d in at.dataframe if "step [-]" in d.value.columns
-    )
+    return next(d.value.to_dict("list") for d in at.dataframe if "step [-]" in d.value.columns)
 
 
 def test_the_warmup_table_lists_each_step_once_at_the_quarters() -> None:
