@@ -198,3 +198,37 @@ def test_as_own_cluster_picked_for_b_keeps_as_power_limit_and_slice() -> None:
         },
     )
     assert [_text(s.value) for s in at.success] == [_text(s.value) for s in same.success]
+
+
+def test_b_on_another_cluster_is_the_clis_vs_b() -> None:
+    """A on a 4-of-8 slice of each dgx-h100 node, B on hgx-h200: the page's B ran on whole
+    nodes (32 GPUs, as its changelog says), ``scenario --vs cluster=hgx-h200`` (through
+    ``Scenario.with_changes``) kept A's slice (16 GPUs): two B's for one change. A's slice is
+    of A's node, as its power limit is of A's GPUs: both are dropped with the cluster on every
+    surface, unless given."""
+    import costmodel as cm
+
+    a = cm.Scenario(arch="llama-3.1-8b", nodes=4, gpus_per_node=4, power_limit_w=500)
+    b = a.with_changes("cluster=hgx-h200")
+    assert b.gpus_per_node is None and b.power_limit_w is None
+    kept = a.with_changes("cluster=hgx-h200,gpus_per_node=4")
+    assert kept.gpus_per_node == 4
+    rb = b.evaluate(scaling=False, flips=False)
+    at = open_page(
+        "page_ddp.py",
+        {
+            "ddp_arch": "llama-3.1-8b",
+            "ddp_power": "500",
+            "ddp_gpus_per_node": "4",
+            "ddp_pin": "true",
+            "ddp_b_cluster": "hgx-h200",
+        },
+    )
+    assert_clean(at)
+    rows = next(
+        d.value for d in open_tables(at).dataframe if "figure" in d.value.columns
+    ).set_index("figure")
+    assert rows.loc["GPUs", "B"] == str(rb.ranks) == "32", rows
+    from costmodel.units import format_duration
+
+    assert rows.loc["step time", "B"] == format_duration(rb.step_time_s), rows
