@@ -232,3 +232,25 @@ def test_b_on_another_cluster_is_the_clis_vs_b() -> None:
     from costmodel.units import format_duration
 
     assert rows.loc["step time", "B"] == format_duration(rb.step_time_s), rows
+
+
+def test_the_side_by_side_labels_name_a_slice_and_a_power_limit() -> None:
+    """A on 4 of each dgx-h100 node's GPUs at 500 W beside B on hgx-h200's whole nodes: both
+    were labelled by cluster and nodes alone ("A: llama-3.1-8b on dgx-h100 x 4, ddp"), in the
+    table's caption and the charts' legends, as if A ran 32 GPUs at the datasheet's 700 W."""
+    at = open_page(
+        "page_ddp.py",
+        {
+            "ddp_arch": "llama-3.1-8b",
+            "ddp_power": "500",
+            "ddp_gpus_per_node": "4",
+            "ddp_pin": "true",
+            "ddp_b_cluster": "hgx-h200",
+        },
+    )
+    assert_clean(at)
+    said = next(_text(c.value) for c in at.caption if _text(c.value).startswith("A: "))
+    assert said == (
+        "A: llama-3.1-8b on dgx-h100 x 4 (4 GPUs per node, 500 W), ddp  |  "
+        "B: llama-3.1-8b on hgx-h200 x 4, ddp"
+    ), said

@@ -505,7 +505,15 @@ def _pinned(inp: dict) -> dict | None:
 def _label(inp: dict, result) -> str:
     a = result.scenario.architecture()  # an uploaded config's name, not its saved path
     model = a.name if a is not None else f"{format_count(result.scenario.params)} params"
-    return f"{model} on {result.cluster_name} x {result.nodes}, {result.layout}"
+    # a node slice and a power limit are named (the collectives page names B's GPUs per node):
+    # "dgx-h100 x 4" alone read as 32 GPUs at 700 W beside B's whole nodes
+    s = result.scenario
+    kept = [
+        *([] if s.gpus_per_node is None else [f"{s.gpus_per_node} GPUs per node"]),
+        *([] if s.power_limit_w is None else [f"{s.power_limit_w:g} W"]),
+    ]
+    said = f" ({', '.join(kept)})" if kept else ""
+    return f"{model} on {result.cluster_name} x {result.nodes}{said}, {result.layout}"
 
 
 def _compare(inp: dict, result, inp_b: dict):
