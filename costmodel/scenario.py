@@ -787,9 +787,10 @@ class Scenario(OneLineModel):
         too, a field in both is refused rather than one silently chosen. Changing ``arch`` drops this
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
         bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
-        drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
-        given one). A ``cm.Cluster`` for ``cluster`` sets its nodes, slice and power cap too
-        (as the constructor reads one). The result is validated as any Scenario.
+        drops ``power_limit_w`` and ``gpus_per_node`` (A's cap is of A's GPUs and A's slice of
+        A's node; B runs at its datasheet power on its whole nodes unless given them). A
+        ``cm.Cluster`` for ``cluster`` sets its nodes, slice and power cap too (as the
+        constructor reads one). The result is validated as any Scenario.
         """
         if changes is None:
             kw: dict[str, Any] = {}
@@ -836,8 +837,13 @@ class Scenario(OneLineModel):
             data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
             data["arch"] = None
-        if kw.get("cluster", self.cluster) != self.cluster and "power_limit_w" not in kw:
-            data["power_limit_w"] = None
+        if kw.get("cluster", self.cluster) != self.cluster:
+            # A's cap is of A's GPUs and A's slice of A's node: B's other cluster runs at its
+            # datasheet power on its whole nodes, as the step page's B (--vs kept a 4-of-8
+            # slice, so B ran on half the GPUs the page's B did, for the same change)
+            for mine in ("power_limit_w", "gpus_per_node"):
+                if mine not in kw:
+                    data[mine] = None
         data.update(kw)
         return Scenario(**data)
 

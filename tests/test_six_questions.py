@@ -36,6 +36,7 @@ from costmodel import cli  # noqa: E402
 from costmodel.reference import reference_path  # noqa: E402
 from costmodel.units import (  # noqa: E402
     format_bytes,
+    format_bytes_as_given,
     format_count,
     format_duration,
     format_elapsed,
@@ -208,7 +209,8 @@ def test_q5_which_algorithm_wins_at_a_size(tab, app_url):
         verdict = got["verdicts"][0]
         lead = "Fastest algorithm" if verdict["winner"] else "Algorithms"
         caption = page.get_by_text(f"{lead}: {verdict['text']}.")
-        at = format_bytes(got["results"][0]["size_bytes"])
+        # said as typed, as the CLI says it: 64KiB is "64 KiB" (units.format_bytes_as_given)
+        at = format_bytes_as_given(got["results"][0]["size_bytes"], size)
         expect(caption).to_contain_text(f"dgx-h100 can run at M = {at},")
         assert f": {verdict['text']}\n" in human, human
         if size == "14GB":  # inside the +/-54% band: no winner named, on both surfaces

@@ -58,7 +58,7 @@ from . import zero as _zero
 from .accumulate import Accumulated, accumulate
 from .band import CollectiveReach, band_extrapolation, step_time_band
 from .comm import CollectiveTimer
-from .compute import FORWARD_FRACTION, ComputeTime, step_compute
+from .compute import DEFAULT_MFU, FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
@@ -1006,7 +1006,11 @@ def _setup(
             micro_s = ct.micro_s
             uncalibrated = (_UNCALIBRATED_NOTE,)
         else:
-            ct = _calibrated_label(ct, fpt * tokens / (micro_s * peak))
+            # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
+            # priced at 6N + attention of its shape): else the MFU named did not give this
+            # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
+            given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
+            ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
     _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
@@ -1900,17 +1904,21 @@ def _step_compute(
     return ct
 
 
-def _calibrated_label(ct: ComputeTime, mfu: float) -> ComputeTime:
+def _calibrated_label(ct: ComputeTime, mfu: float, bare_count: bool = False) -> ComputeTime:
     """``ct`` with its label naming the MFU of the compute the step uses after the one-node
     calibration (:func:`_calibrated_micro_s`), ``mfu = F T / (t_calibrated P)`` [-], beside the
     fitted one-node *step* MFU it already reads: the label's first MFU counts the one-node
     step's own communication, so ``--mfu`` (an MFU of the compute alone, PaLM's definition)
-    reproduces this compute at the second number, not the first."""
+    reproduces this compute at the second number, not the first. ``F`` is the FLOPs per token
+    a given ``mfu`` is of (:func:`model_flops_per_token`): for a bare count (``bare_count``)
+    6N, where the fitted efficiency's MFU counts 6N + attention of its shape, so the label
+    says which."""
     from dataclasses import replace
 
+    of = " of 6N FLOPs (a bare count's given MFU is of 6N)" if bare_count else ""
     return replace(
         ct,
-        label=f"{ct.label}; the compute alone at MFU {mfu:.2f}, the `mfu` of this compute "
+        label=f"{ct.label}; the compute alone at MFU {mfu:.2f}{of}, the `mfu` of this compute "
         "(the one-node step's communication taken out)",
     )
 

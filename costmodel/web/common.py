@@ -1070,6 +1070,20 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
         return None
 
 
+def said_size(size_bytes: float, text_key: str) -> str:
+    """The message size :func:`size_input` gave, in the prefixes the user wrote it in: a size
+    typed in binary prefixes (``64KiB``, ``14GiB``) is said back in them (``64 KiB``, not
+    ``65.5 kB``), as ``collective --size 64KiB`` says it (:func:`costmodel.units.
+    format_bytes_as_given`, docs/design.md section 2); a size from the list, or typed in
+    decimal or bare bytes, is its decimal label (:func:`size_label`)."""
+    from costmodel.units import format_bytes_as_given
+
+    text = st.session_state.get(text_key)
+    if isinstance(text, str) and text.strip():
+        return format_bytes_as_given(size_bytes, text.strip())
+    return size_label(size_bytes)
+
+
 def _empty_blank_box(key: str) -> None:
     """Empty the text box ``key`` (bound to the URL) where it holds only spaces, before it is
     drawn: a blank box means "use the list" (:func:`size_input`, README), as an empty one

@@ -222,7 +222,10 @@ def render() -> None:
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )
-        steps = [0, inp["warmup"] // 4, inp["warmup"] // 2, inp["warmup"]]
+        # the warmup at its quarters, each step once: warmup 0 (none) listed step 0 four times,
+        # warmup 1 step 0 three times, and the quarters left 3/4 out
+        w = inp["warmup"]
+        steps = sorted({0, w // 4, w // 2, 3 * w // 4, w})
         schedule = batch.warmup_learning_rate(steps, scaled, inp["warmup"], start_lr=inp["base_lr"])
         st.metric(
             f"Learning rate at global batch {new:,} {inp['unit']} ({inp['rule']} rule)",

@@ -6,7 +6,7 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.predict import buffer_memory_note
-from costmodel.units import format_bytes, format_counted, format_duration, format_rate
+from costmodel.units import format_counted, format_duration, format_rate
 from costmodel.verdict import decide
 from costmodel.web import data
 from costmodel.web.common import (
@@ -25,6 +25,7 @@ from costmodel.web.common import (
     page_header,
     plain,
     prediction_band,
+    said_size,
     section,
     sentence,
     size_input,
@@ -142,7 +143,7 @@ def render() -> None:
             float(inp["size"]), inp["cluster"], facts["nodes"], facts["gpus_per_node"]
         )
         headline_text(
-            f"All-reduce of {format_bytes(inp['size'])} over {format_counted(int(facts['ranks']), 'GPU')} "
+            f"All-reduce of {said_size(inp['size'], 'cl_size_text')} over {format_counted(int(facts['ranks']), 'GPU')} "
             f"({facts['nodes']} x {facts['gpus_per_node']})",
             format_duration(here["model_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )

@@ -40,9 +40,9 @@ from costmodel.web.common import (
     parse_input,
     plain,
     prediction_band,
+    said_size,
     section,
     size_input,
-    size_label,
     table,
 )
 
@@ -79,6 +79,8 @@ _B_BOXES = {"nodes": "B: nodes", "gpus_per_node": "B: GPUs per node"}
 #: The custom link's boxes: a refusal names the box and the range `collective --bandwidth` and
 #: `--latency` keep (costmodel._limits.LIMITS), as every other box of the app does; the page
 #: took 1e30B/s and a latency of 1e9 s, which the CLI refuses, and said "cannot parse" alone.
+#: The size box beside the list: a size typed there is said back in its own prefixes.
+SIZE_TEXT = "size_text"
 BANDWIDTH_BOX = "Link bandwidth B, per direction [B/s]"
 LATENCY_BOX = "Latency per step alpha [s]"
 
@@ -133,7 +135,7 @@ def _inputs() -> dict:
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
         value=2**28,
         key="size",
-        text_key="size_text",
+        text_key=SIZE_TEXT,
     )
     if view == "cluster":
         c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
@@ -355,7 +357,7 @@ def _link(inp: dict) -> None:
         verdict = decide(dict(zip(positive["algorithm"], positive["time_s"], strict=True)), None)
 
         headline_text(
-            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks:,} ranks",
+            f"{OP_LABELS[op]} of {said_size(size, SIZE_TEXT)} over {ranks:,} ranks",
             f"{format_duration(best['time_s'])} at best by the formulas",
         )
         m = headline(4)
@@ -381,10 +383,10 @@ def _link(inp: dict) -> None:
             ]
         )
         titles = {
-            "time_s": f"{OP_LABELS[op]} time, N = {ranks}, M = {size_label(size)} dotted"
+            "time_s": f"{OP_LABELS[op]} time, N = {ranks}, M = {said_size(size, SIZE_TEXT)} dotted"
             " (crossovers x)",
             "busbw_bytes_per_s": f"{OP_LABELS[op]} bus bandwidth as nccl-tests prints it, "
-            f"N = {ranks}, M = {size_label(size)} dotted",
+            f"N = {ranks}, M = {said_size(size, SIZE_TEXT)} dotted",
         }
         tabs = chart_tabs(["Time vs size", "busbw vs size"], key="link_chart_tab")
         for (tab, is_open), (y, key) in zip(
@@ -423,7 +425,7 @@ def _link(inp: dict) -> None:
             key="at_size",
             on_demand=True,
             cards=True,  # an algorithm per card on a phone: 6 columns needed 517 px of 358
-            caption=f"Each algorithm at M = {format_bytes(size)}",
+            caption=f"Each algorithm at M = {said_size(size, SIZE_TEXT)}",
         )
         if op == "all_reduce":
             bound = float(collectives.allreduce_lower_bound_bytes(size, ranks))  # scalar in
@@ -520,7 +522,7 @@ def _cluster(inp: dict) -> None:
         # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
         memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
         headline_text(
-            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {format_counted(ranks, 'GPU')}, "
+            f"{OP_LABELS[op]} of {said_size(size, SIZE_TEXT)} on {inp['cluster']}, {format_counted(ranks, 'GPU')}, "
             f"model {model}",
             format_duration(chosen["time_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )
@@ -580,7 +582,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
             cards="page",  # an algorithm per card on a phone: 6 columns needed 474 px of 358
             caption=plain(
                 f"{said}Every {inp['model']} algorithm {inp['cluster']} can run at M = "
-                f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)"
+                f"{said_size(size, SIZE_TEXT)}, fastest first (protocol: the model's pick for it)"
             ),
         )
     if r.unavailable:
@@ -607,7 +609,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
                     crossovers=r.crossovers,
                     selected_bytes=size,
                     title=f"{OP_LABELS[op]} {what}, every algorithm on {inp['cluster']}, "
-                    f"N = {r.ranks}, M = {size_label(size)} dotted (o: the model's choice, "
+                    f"N = {r.ranks}, M = {said_size(size, SIZE_TEXT)} dotted (o: the model's choice, "
                     "x: crossovers)",
                 ),
                 key=f"chart_algorithms_{y}",
@@ -728,7 +730,7 @@ def _models(inp: dict, at_size, ranks: int) -> None:
                     series="model",
                     selected_bytes=size,
                     title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
-                    f"M = {size_label(size)} dotted: every model",
+                    f"M = {said_size(size, SIZE_TEXT)} dotted: every model",
                 ),
                 key=f"chart_nccl_{y}",
             )
@@ -745,7 +747,7 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         key="models_at_size",
         on_demand=True,  # four rows: text, its grid and CSV in the expander under it
         cards="page",  # a model per card on a phone: its grid scrolled, 467 px in 356
-        caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
+        caption=f"Each model at M = {said_size(size, SIZE_TEXT)} (lesson: the lesson's flat ring; "
         "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
         "it leaves out; nccl-table: its table alone, a reference baseline)",
     )

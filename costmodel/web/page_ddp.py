@@ -471,9 +471,11 @@ def _pinned(inp: dict) -> dict | None:
         c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
     )
     changes: dict = {}
-    if cluster != SAME:
+    if cluster not in (SAME, inp["cluster"]):
         # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
-        # at its datasheet power on its whole nodes
+        # at its datasheet power on its whole nodes. A's own cluster picked for B is "same as
+        # A": it dropped A's power limit and slice (B on 32 GPUs at 700 W beside A's 16 at 500 W,
+        # both labelled "dgx-h100 x 4", read as the strategy's gain)
         changes.update(cluster=cluster, power_limit_w=None, gpus_per_node=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
@@ -503,7 +505,15 @@ def _pinned(inp: dict) -> dict | None:
 def _label(inp: dict, result) -> str:
     a = result.scenario.architecture()  # an uploaded config's name, not its saved path
     model = a.name if a is not None else f"{format_count(result.scenario.params)} params"
-    return f"{model} on {result.cluster_name} x {result.nodes}, {result.layout}"
+    # a node slice and a power limit are named (the collectives page names B's GPUs per node):
+    # "dgx-h100 x 4" alone read as 32 GPUs at 700 W beside B's whole nodes
+    s = result.scenario
+    kept = [
+        *([] if s.gpus_per_node is None else [f"{s.gpus_per_node} GPUs per node"]),
+        *([] if s.power_limit_w is None else [f"{s.power_limit_w:g} W"]),
+    ]
+    said = f" ({', '.join(kept)})" if kept else ""
+    return f"{model} on {result.cluster_name} x {result.nodes}{said}, {result.layout}"
 
 
 def _compare(inp: dict, result, inp_b: dict):
@@ -1279,6 +1289,22 @@ def _cost_metrics(
     notes(cost.notes)  # those the step above said already are not repeated
 
 
+def _measured_beside_predicted(measured_s: float, result, rb) -> None:
+    """The warning above A's and B's costs when A's are at a measured step: the box is A's, so
+    B's days and dollars are at B's predicted step, and the two sides differ by the measurement
+    as well as by the configuration (a measured 900 ms beside B's predicted 537 ms read as B 40%
+    cheaper, where both predicted steps were 534-537 ms). A's predicted step is named, the one
+    to set B's beside."""
+    st.warning(
+        f"A's time and cost are at your measured step ({format_duration(measured_s)}), B's at "
+        f"its predicted step ({format_duration(rb.step_time_s)}): the two costs differ by the "
+        f"measurement as well as by the configuration. A's predicted step is "
+        f"{format_duration(result.step_time_s)}; empty the {MEASURED_BOX} box to compare "
+        "predicted with predicted.",
+        icon=":material/compare_arrows:",
+    )
+
+
 def _tokens(text: str, name: str) -> float:
     """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16)."""
     from costmodel._limits import LIMITS
@@ -1366,6 +1392,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         return
     if measured is not None:  # "1200" is 1,200 s, as the CLI's train --step-time 1200 warns
         bare_number_warning(c[3], "Measured step time", measured_text, "seconds", "ms")
+        if rb is not None:  # the box is A's: B is costed at its predicted step
+            _measured_beside_predicted(measured, result, rb)
     # a refused measured step names its box: training_cost calls it step_time_s, the API's
     # Scenario.training_cost measured_step_time_s; a predicted step's refusal is not the box's
     box = {"step_time_s": MEASURED_BOX, "measured_step_time_s": MEASURED_BOX}

@@ -230,6 +230,12 @@ def _inputs() -> dict:
             )
             st.stop()
         layers, hidden, heads = (dims[k] if v is None else v for k, v in typed.items())
+        greyed = typed["heads"] is None and (flash or recompute != "none")
+        if greyed and hidden is not None and heads is not None and hidden % heads:
+            # the Heads box greyed and empty (its scores are not kept): the count's default
+            # heads (69 for 70B) refused a Hidden size typed as 8192, naming a box no one could
+            # change; heads typed are the user's and stay checked
+            heads = 1
     if with_act:
         st.caption(
             f"Activation recipe: {format_tokens_by_micro_batch(seq, micro)}, "
