@@ -104,8 +104,9 @@ def test_a_placement_reads_the_same_rows(tmp_path):
 
 def test_nodes_that_contradict_the_rows_are_refused_naming_the_field(tmp_path):
     results = bundled_results(tmp_path, "06a")
-    stated = sorted({int(n) for n in read_results(results).rows["nodes"].dropna()})
-    wrong = stated[-1] + 2
+    found = sorted({int(n) for n in read_results(results).rows["nodes"].dropna()})
+    wrong = found[-1] + 2
+    stated = ", ".join(map(str, found))  # as a sentence says them: no Python list
     with pytest.raises(ValueError) as refused:
         read_results(results, nodes=wrong)
     text = str(refused.value)

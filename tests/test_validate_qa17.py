@@ -86,3 +86,20 @@ def test_a_bundled_run_given_another_cluster_says_which_it_ran_on():
     )
     r = run("validate", "compare", "--reference", "16b", "--cluster", "aws-p4de")
     assert "warning: cluster: the bundled run 16b ran on aws-p5" in r.stderr
+
+
+# --- a contradiction says the log's values as a sentence, never a Python list -----------------
+def test_nodes_or_gpus_per_node_contradicting_host_lines_read_as_words():
+    """"contradicts the log's host lines (nodes [1])" leaked a Python list into the one line
+    the CLI and the Validate page show."""
+    from costmodel.reference import reference_path
+    from costmodel.validation.logread import read_log
+
+    path = reference_path("06a")  # 2 nodes x 8 GPUs, host lines stated
+    raw = path.read_bytes()
+    with pytest.raises(ValueError) as exc:
+        read_log(raw, path.name, nodes=3, strict=False)
+    assert str(exc.value) == "nodes: 3 contradicts the log's host lines (nodes 2)"
+    with pytest.raises(ValueError) as exc:
+        read_log(raw, path.name, gpus_per_node=4, strict=False)
+    assert str(exc.value) == "gpus_per_node: 4 contradicts the log's host lines (GPUs per node 8)"

@@ -656,10 +656,10 @@ def test_a_count_that_contradicts_the_rows_is_refused_naming_the_option_first(tm
     toml = str(tmp_path / "c.toml")
     one_line_error(
         run("calibrate", log, "-o", toml, "--nodes", "1", "--ranks", "3"),
-        "costmodel: error: --ranks: 3 contradicts the measured rows (ranks [4])",
+        "costmodel: error: --ranks: 3 contradicts the measured rows (ranks 4)",
     )
     results = _results_of(tmp_path / "results.jsonl", "13a")
     one_line_error(
         run("calibrate", str(results), "-o", toml, "--nodes", "3"),
-        "costmodel: error: --nodes: 3 contradicts the results file (nodes [1])",
+        "costmodel: error: --nodes: 3 contradicts the results file (nodes 1)",
     )

@@ -719,7 +719,7 @@ def _read_measurements(
         raise
     if nodes is not None:
         if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
-            found = sorted({int(v) for v in df["nodes"].dropna()})
+            found = ", ".join(map(str, sorted({int(v) for v in df["nodes"].dropna()})))
             raise ValueError(f"--nodes: {nodes} contradicts the results file (nodes {found})")
         df["nodes"] = nodes
     return df

@@ -544,7 +544,7 @@ def _filled(df: pd.DataFrame, column: str, value: int | None, flag: str) -> pd.S
         if value < 1:
             raise ValueError(f"{flag}: {value} must be an integer >= 1")
         if not known.empty and (known.astype(int) != int(value)).any():
-            found = sorted({int(v) for v in known})
+            found = ", ".join(map(str, sorted({int(v) for v in known})))
             raise ValueError(f"{flag}: {value} contradicts the measured rows ({column} {found})")
         return have.fillna(int(value)).astype(int)
     if len(known) < len(have):

@@ -468,13 +468,16 @@ def read_log(
     if nodes is not None and log_nodes is not None and log_nodes.notna().any():
         found = sorted({int(v) for v in log_nodes.dropna()})
         if found != [nodes]:
-            raise ValueError(f"nodes: {nodes} contradicts the log's host lines (nodes {found})")
+            raise ValueError(
+                f"nodes: {nodes} contradicts the log's host lines (nodes "
+                f"{', '.join(map(str, found))})"
+            )
     if gpus_per_node is not None and log_gpn is not None and log_gpn.notna().any():
         found = sorted({int(v) for v in log_gpn.dropna()})
         if found != [gpus_per_node]:
             raise ValueError(
                 f"gpus_per_node: {gpus_per_node} contradicts the log's host lines "
-                f"(GPUs per node {found})"
+                f"(GPUs per node {', '.join(map(str, found))})"
             )
     bundled = find_bundled_run(raw, name)  # None for a log that is not a bundled run
     from_index = f"the bundled run {bundled.prefix}'s index" if bundled else ""
@@ -749,7 +752,7 @@ def read_results(
             and rows["nodes"].notna().any()
             and (rows["nodes"].dropna() != nodes).any()
         ):
-            found = sorted({int(v) for v in rows["nodes"].dropna()})
+            found = ", ".join(map(str, sorted({int(v) for v in rows["nodes"].dropna()})))
             raise ValueError(f"nodes: {nodes} contradicts the results file (nodes {found})")
         rows["nodes"] = nodes
     if placement != "both" and "placement" in rows:
