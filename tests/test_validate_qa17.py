@@ -90,7 +90,7 @@ def test_a_bundled_run_given_another_cluster_says_which_it_ran_on():
 
 # --- a contradiction says the log's values as a sentence, never a Python list -----------------
 def test_nodes_or_gpus_per_node_contradicting_host_lines_read_as_words():
-    """"contradicts the log's host lines (nodes [1])" leaked a Python list into the one line
+    """ "contradicts the log's host lines (nodes [1])" leaked a Python list into the one line
     the CLI and the Validate page show."""
     from costmodel.reference import reference_path
     from costmodel.validation.logread import read_log
