@@ -234,3 +234,45 @@ def test_cluster_view_gives_the_lessons_and_the_realistic_answer():
     assert f"gives {times['lesson']} under the model `lesson` and {times['nccl']} under `nccl`" in (
         text
     )
+
+
+# --- section 5: where NCCL's tree beats its ring ---------------------------------------------------
+def _tree_ring_crossover(nodes: int) -> float:
+    """The size [B] above which the ring beats the tree on ``nodes`` DGX H100 (the realistic
+    model, NVLS off: the lesson's ring-against-tree question), inf where the tree wins at every
+    size to 32 GiB."""
+    sizes = [2.0**k for k in range(10, 36)]
+    r = cm.predict_all_algorithms("all_reduce", sizes, "dgx-h100", nodes=nodes, nvls=False)
+    x = r.crossovers
+    x = x[(x["faster_below"] == "tree") & (x["faster_above"] == "ring")]
+    return float(x["message_bytes"].min()) if len(x) else float("inf")
+
+
+def test_section_5_tree_ring_crossover_in_the_low_tens_of_mb():
+    """Section 5: "The published crossover is roughly in the low-tens-of-MB range, and tree tends
+    to win beyond ~32-64 nodes for latency-bound sizes" (NCCL's tuned choice, not the textbook
+    formulas: the nccl model's tree and ring)."""
+    few = [_tree_ring_crossover(n) for n in (2, 4)]
+    assert all(10e6 <= x < 100e6 for x in few), few  # 33.6 MB on 2 and 4 nodes
+    many = [_tree_ring_crossover(n) for n in (8, 16, 32, 64)]
+    assert many == sorted(many) and many[0] >= few[-1]  # the tree's range widens with nodes
+    assert min(_tree_ring_crossover(n) for n in (32, 64)) > 1e9  # tree up to 1 GB and beyond
+
+
+def test_lesson_md_further_examples_say_the_computed_numbers():
+    """docs/lesson.md's "Further examples" rows, as computed above."""
+    from costmodel.units import format_bytes
+
+    text = LESSON_MD.split("## Further examples", 1)[1].split("\n## ", 1)[0]
+    flops = cm.presets.load("h100-sxm").bf16_dense_flops
+    years = [round(total / flops / (365.25 * 86400)) for total in (1e25, 1e26)]
+    off = cm.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=NDR, overlap=False)
+    said = [
+        f"the preset's {flops / 1e12:g}",
+        f"1e25 FLOPs take {years[0]:,} years, 1e26 {years[1]:,}",
+        f"0.551 s against {off.step_time_s:.3f} s",
+        f"(NVLS off): {format_bytes(_tree_ring_crossover(2))}",
+    ]
+    missing = [s for s in said if s not in text]
+    assert not missing, missing
+    assert _tree_ring_crossover(2) == _tree_ring_crossover(4)
