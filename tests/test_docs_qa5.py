@@ -276,3 +276,41 @@ def test_lesson_md_further_examples_say_the_computed_numbers():
     missing = [s for s in said if s not in text]
     assert not missing, missing
     assert _tree_ring_crossover(2) == _tree_ring_crossover(4)
+
+
+# --- practice 1b on the lesson's one-link step: its answer beside the timeline's -----------------
+LINK_STEP = ("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64", "--bandwidth",
+             "50GB/s")  # fmt: skip
+
+
+def test_one_link_step_prints_the_lessons_perfect_overlap_beside_its_timeline():
+    """Practice 1b: "Even with perfect overlap, T_step ~ max(400, 550) = 550 ms ... Efficiency
+    ~ 400/550 ~ 73%". The lesson's own surface, `step --ranks --bandwidth`, printed only its
+    timeline's 685 ms and 58.4% (gradients go out only while backward runs): the lesson's answer
+    was in the API (`perfect_overlap_step_s`) but on no line of the CLI."""
+    s = cm.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=NDR)
+    r = run(*LINK_STEP, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["perfect_overlap_step_s"] == s.perfect_overlap_step_s
+    assert data["perfect_overlap_efficiency"] == s.perfect_overlap_efficiency
+    assert round(data["perfect_overlap_efficiency"], 2) == 0.73  # the lesson's "~73%"
+    assert data["efficiency"] < data["perfect_overlap_efficiency"]  # the timeline's 58.4%
+    text = run(*LINK_STEP)
+    line = next(x for x in text.stdout.splitlines() if x.startswith("with perfect overlap"))
+    assert "step 551 ms, scaling efficiency 72.6%" in line, line
+    assert re.search(r"^scaling efficiency\s+58\.4%", text.stdout, re.M)
+
+
+def test_lesson_md_says_the_one_link_steps_two_answers():
+    s = cm.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=NDR)
+    text = " ".join(_realistic_section().split())
+    said = (
+        f"prints its timeline's step, {format_duration(s.step_time_s)} and "
+        f"{100 * s.efficiency:.1f}% efficient"
+    )
+    assert said in text
+    assert (
+        f"max(compute, all-reduce): {format_duration(s.perfect_overlap_step_s)}, "
+        f"{100 * s.perfect_overlap_efficiency:.1f}%." in text
+    )
