@@ -314,3 +314,42 @@ def test_lesson_md_says_the_one_link_steps_two_answers():
         f"max(compute, all-reduce): {format_duration(s.perfect_overlap_step_s)}, "
         f"{100 * s.perfect_overlap_efficiency:.1f}%." in text
     )
+
+
+# --- section 9 and practice 2: the lesson's memory beside the one with buffers -------------------
+def test_lesson_md_memory_rows_are_the_computed_ones():
+    from costmodel.units import format_bytes
+
+    text = " ".join(_realistic_section().split())
+    one = cm.strategy_memory(cm.Layout(strategy="ddp", ranks=1), params=7e9)
+    assert one.total_bytes == one.base.total_bytes == 112 * GB
+    ddp = cm.strategy_memory(cm.Layout(strategy="ddp", ranks=64), params=30e9)
+    fsdp = cm.strategy_memory(cm.Layout(strategy="fsdp", ranks=16), params=30e9)
+    assert (ddp.base.total_bytes, fsdp.base.total_bytes) == (480 * GB, 30 * GB)  # the lesson's
+    buckets = ddp.total_bytes - ddp.base.total_bytes
+    gathered = fsdp.total_bytes - fsdp.base.total_bytes
+    for said in (
+        f"| 480 GB per GPU | {format_bytes(ddp.total_bytes)}: {format_bytes(buckets)} of gradient",
+        f"| {ddp.total_bytes / ddp.base.total_bytes:.3f}x |",
+        f"| 30 GB per GPU | {format_bytes(fsdp.total_bytes)}: {format_bytes(gathered)} of FSDP's",
+        f"| {fsdp.total_bytes / fsdp.base.total_bytes:.2f}x |",
+    ):
+        assert said in text, said
+
+
+def test_cli_and_memory_page_show_the_lessons_memory_and_the_buffers():
+    r = run("memory", "--params", "30B", "--zero-stage", "3", "--ranks", "16")
+    assert r.exit_code == 0, r.stderr
+    assert re.search(r"^lesson total \(no buffers\)\s+30 GB$", r.stdout, re.M)
+    assert re.search(r"^total per GPU\s+33\.9 GB$", r.stdout, re.M)
+    r = run("memory", "--params", "30B", "--ranks", "64", "--gpu-memory", "80GB")
+    assert re.search(r"^lesson total \(no buffers\)\s+480 GB$", r.stdout, re.M)
+    assert re.search(r"^total per GPU\s+540 GB$", r.stdout, re.M)
+    largest = re.search(r"^largest model that fits\s+(\S+) B params$", r.stdout, re.M)
+    assert largest and largest.group(1) == "4.44"
+    assert f"| 5B | {largest.group(1)}B under DDP" in " ".join(_realistic_section().split())
+    at = open_page("page_memory.py", {"params": "30B", "dp_ranks": "16", "zero_stage": "3"})
+    assert_clean(at)
+    said = "30 GB, plus 3.95 GB of FSDP's gathered units in flight"
+    assert any(said in c.value for c in at.caption)
+    assert said in " ".join(_realistic_section().split())
