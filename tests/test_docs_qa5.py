@@ -353,3 +353,18 @@ def test_cli_and_memory_page_show_the_lessons_memory_and_the_buffers():
     said = "30 GB, plus 3.95 GB of FSDP's gathered units in flight"
     assert any(said in c.value for c in at.caption)
     assert said in " ".join(_realistic_section().split())
+
+
+def test_readme_band_example_is_the_lessons_band_now():
+    """README, "Expected error on every answer": the lesson's 1 GiB all-reduce on 8 DGX H100
+    nodes, its prediction and the measured range its band runs to."""
+    p = cm.predict_collective("all_reduce", 2**30, "dgx-h100", nodes=8, model="lesson")
+    eb = p.error_band
+    fast, slow = p.time_s / eb.hi_measured, p.time_s / eb.lo_measured
+    text = " ".join(README.split())
+    said = (
+        f"is {eb.lo_measured:.1f}-{eb.hi_measured:.1f}x too slow across InfiniBand nodes: "
+        f"{format_duration(p.time_s)} predicted for 1 GiB on 8 DGX H100 nodes, "
+        f"{fast * 1e3:.2f}-{format_duration(slow)} measured"
+    )
+    assert said in text, said
