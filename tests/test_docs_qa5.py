@@ -368,3 +368,21 @@ def test_readme_band_example_is_the_lessons_band_now():
         f"{fast * 1e3:.2f}-{format_duration(slow)} measured"
     )
     assert said in text, said
+
+
+def test_hands_on_2_nccl_tests_sweep_is_8b_to_8gib():
+    """Hands-on 2: ``all_reduce_perf -b 8 -e 8G -f 2`` sweeps 8 B..8 GiB by doubling (nccl-tests
+    reads G as 2^30): 31 sizes. The tool reads G as 10^9 (README), so the same sweep is
+    ``8B:8GiB``; docs/lesson.md says so."""
+
+    def sizes(spec: str) -> list[float]:
+        r = run("collective", "all_reduce", "--size", spec, "--ranks", "8", "--bandwidth", "50GB/s",
+                "--json")  # fmt: skip
+        assert r.exit_code == 0, r.stderr
+        return [row["size_bytes"] for row in json.loads(r.stdout)["results"]]
+
+    nccl_tests = [8 * 2**k for k in range(31)]
+    assert sizes("8B:8GiB") == nccl_tests and nccl_tests[-1] == 8 * 2**30
+    assert sizes("8B:8GB") == nccl_tests[:-1]  # stops at 4.29 GB
+    text = LESSON_MD.split("## Further examples", 1)[1].split("\n## ", 1)[0]
+    assert "`--size 8B:8GiB`" in text and "stops at 4.29 GB (30 sizes)" in text
