@@ -6,10 +6,10 @@ half a unit of its last digit; "~" figures to 3%. The numbers are checked on the
 (``costmodel.collectives``, ``costmodel.topology``) and, in the last section, through the public
 ``import costmodel as cm`` front, which must give the same answers.
 
-Not pinned here (no number to pin, or another module's test): "the published crossover is roughly
-in the low-tens-of-MB range" and "tree tends to win beyond ~32-64 nodes" (statements about NCCL's
-tuned algorithms, not the textbook rows; see nccl.py); the batch, memory and DDP-step examples
-(tests of batch.py, memory.py, ddp.py).
+Not pinned here (another module's test): "the published crossover is roughly in the
+low-tens-of-MB range" and "tree tends to win beyond ~32-64 nodes" (statements about NCCL's tuned
+algorithms, not the textbook rows: pinned on the nccl model in tests/test_docs_qa5.py); the batch,
+memory and DDP-step examples (tests/test_lesson_training.py).
 """
 
 from __future__ import annotations
