@@ -138,7 +138,13 @@ def _inputs() -> dict:
     # `costmodel memory --params`, which refuses --seq and the rest): greyed then, as Heads is
     idle = not with_act
     seq = bound_number(
-        r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq", disabled=idle
+        r[0],
+        "Sequence length [tokens]",
+        value=4096,
+        step=1,
+        key="act_seq",
+        disabled=idle,
+        tokens=True,
     )
     micro = bound_number(
         r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro", disabled=idle
