@@ -85,3 +85,19 @@ def test_a_count_box_still_refuses_a_binary_suffix() -> None:
     ``--nodes 2Ki`` is."""
     at = open_page("page_cluster.py", {"cl_nodes": "2Ki"})
     assert any("URL parameter cl_nodes: 2Ki is not a whole number (" in e for e in _errors(at))
+
+
+def test_the_ranks_boxes_say_gpus_on_every_page() -> None:
+    """The Memory page's ranks box was "Data-parallel ranks N" where the Batch page's is
+    "Data-parallel ranks N [GPUs]" and the Collectives page's "Ranks N [GPUs]": the same
+    quantity now has one label and its unit, B's box too, and a refusal names it so."""
+    batch = open_page("page_batch.py")
+    memory = open_page("page_memory.py", {"mem_pin": "true"})
+    label = batch.number_input(key="batch_ranks").label
+    assert label == "Data-parallel ranks N [GPUs]"
+    assert memory.number_input(key="dp_ranks").label == label
+    assert memory.text_input(key="mem_b_ranks").label == "Data-parallel ranks (B) [GPUs]"
+    link = open_page("page_collectives.py", {"view": "link"})
+    assert link.number_input(key="ranks").label.endswith("[GPUs]")
+    refused = open_page("page_memory.py", {"dp_ranks": "0"})
+    assert any(f"{label}: must be a whole number in 1.." in e for e in _errors(refused))
