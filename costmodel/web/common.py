@@ -746,13 +746,11 @@ def bound_number(
         isinstance(v, float) for v in bounds
     )
     linked = None
+    shown: str | None = text  # a message names the value as the link wrote it
     if whole and isinstance(text, str) and not _URL_NUMBER.fullmatch(text):
-        shown = text  # a message names the value as the link wrote it
         text = _url_count(key, text, label, tokens)
         if text is not None and text.lstrip("-").isdigit():  # whole: the messages say digits
             shown = text
-    else:
-        shown = text
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
