@@ -114,7 +114,7 @@ REQUIRE_UNITS = "require_units"
 DEFAULT_NODES = 1
 #: The GPUs of that node where no hardware is given at all (``costmodel memory`` without
 #: ``--cluster``/``--gpu-memory``, a memory sweep without ``preset``, ``Layout`` without
-#: ``gpus_per_node``, the Memory page's "Data-parallel ranks N"): a DGX/HGX node's 8, the node
+#: ``gpus_per_node``, the Memory page's "Data-parallel ranks N [GPUs]"): a DGX/HGX node's 8, the node
 #: of the default cluster ``dgx-h100`` that ``step``, ``scenario`` and ``train`` assume.
 DEFAULT_GPUS_PER_NODE = 8
 

@@ -410,6 +410,36 @@ TOKEN_FORMS = "'4096', '8k' (8,000), '8Ki' (8 x 2^10 = 8,192), '4Mi', '2T'"
 """The forms a token count takes, said in the message that refuses one."""
 
 
+def read_tokens(text: str, *, name: str = "tokens") -> int | float:
+    """Read a token count written as text in the grammar of :func:`parse_tokens` (a decimal
+    suffix ``k K M B G T`` or a binary one ``Ki Mi Gi Ti``) without its range: the value as
+    an int when it is whole, else as a float, so that the caller's range refuses ``0.3Ki`` or
+    ``-1Ki`` in its own words, as :func:`read_count` does for a count; ValueError naming
+    ``name`` and the forms for text in no such form (``8KI``, ``1_0``).
+
+    >>> read_tokens("8Ki"), read_tokens("4Mi"), read_tokens("8k"), read_tokens("0.3Ki")
+    (8192, 4194304, 8000, 307.2)
+    """
+    s = text.strip() if isinstance(text, str) else text
+    m = _TOKENS_RE.fullmatch(s) if isinstance(s, str) and len(s) <= MAX_TEXT_LENGTH else None
+    if m is None:
+        if not isinstance(text, str):
+            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
+        shown = text if len(text) <= MAX_TEXT_LENGTH else text[:40] + "..."
+        if hint := comma_thousands(text):  # '4,096': no count groups digits with commas
+            raise ValueError(f"{name}: cannot parse {shown!r}; a comma groups no digits: {hint}")
+        raise ValueError(
+            f"{name}: cannot parse {shown!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
+        )
+    try:
+        value = _decimal(m["num"], name, text) * _TOKEN_SUFFIX[m["suffix"]]
+        if abs(value) <= Decimal("1e30") and value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    except ArithmeticError:  # an exponent past decimal's range: far too large
+        return -math.inf if m["num"].startswith("-") else math.inf
+
+
 def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
     """Parse a whole token count (a sequence length, tokens per GPU or per step, tokens to
     train): a plain number, a decimal suffix ``k K M B G T`` (``8k`` = 8,000, ``2T`` = 2e12)

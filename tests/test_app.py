@@ -524,8 +524,8 @@ def test_collectives_old_view_url_still_opens_the_cluster_view():
 @pytest.mark.parametrize(
     ("key", "value", "field"),
     [
-        ("dp_ranks", 0, "Data-parallel ranks N: must be"),
-        ("dp_ranks", -3, "Data-parallel ranks N: must be"),
+        ("dp_ranks", 0, "Data-parallel ranks N [GPUs]: must be"),
+        ("dp_ranks", -3, "Data-parallel ranks N [GPUs]: must be"),
         ("fragmentation", -1.0, "Fragmentation allowance [fraction of held memory]: must be"),
     ],
 )
@@ -941,7 +941,7 @@ def test_memory_page_compare_is_green_only_when_both_fit():
 def test_memory_pin_bad_ranks_names_the_field():
     at = open_page("page_memory.py", {"mem_pin": "true", "mem_b_ranks": "0"})
     assert_clean(at)
-    assert any("Data-parallel ranks (B)" in _text(e.value) for e in at.error)
+    assert any("Data-parallel ranks (B) [GPUs]" in _text(e.value) for e in at.error)
     assert "Fits?" in metrics(at)
 
 

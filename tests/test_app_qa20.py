@@ -127,7 +127,7 @@ def test_a_negative_critical_batch_is_refused_with_the_boxs_own_range(unit: str)
         (
             "page_memory.py",
             {"arch": "llama-3.1-70b", "mem_pin": "true"},
-            "Data-parallel ranks (B)",
+            "Data-parallel ranks (B) [GPUs]",
             "a whole number in 1..1,000,000,000",
         ),
         (

@@ -24,7 +24,7 @@ WHOLE = [
     ("page_ddp.py", "ddp_accumulation", "Accumulation steps [-]", 1),
     ("page_batch.py", "batch_ranks", "Data-parallel ranks N [GPUs]", 64),
     ("page_batch.py", "warmup", "Warmup steps [-]", 500),
-    ("page_memory.py", "dp_ranks", "Data-parallel ranks N", 8),
+    ("page_memory.py", "dp_ranks", "Data-parallel ranks N [GPUs]", 8),
     ("page_collectives.py", "nccl_nodes", "Nodes", 1),
 ]
 

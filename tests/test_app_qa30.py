@@ -23,7 +23,7 @@ BOXES = [
     ("page_memory.py", {}, "params", "Parameters P", "65,536", "65536"),
     ("page_memory.py", {}, "context", "CUDA context per GPU", "1,048,576 B", "1048576 B"),
     ("page_memory.py", {"gpu": "custom"}, "gpu_memory", "GPU memory", "80,000,000,000B", "80GB"),
-    ("page_memory.py", {"mem_pin": "true"}, "mem_b_ranks", "Data-parallel ranks (B)", "1,024", "1024"),
+    ("page_memory.py", {"mem_pin": "true"}, "mem_b_ranks", "Data-parallel ranks (B) [GPUs]", "1,024", "1024"),
     ("page_ddp.py", {"ddp_arch": "custom"}, "ddp_params", "Model parameters P", "7,000,000,000", "7B"),
     ("page_ddp.py", {}, "ddp_bucket", "bucket_cap", "65,536,000", "65536000"),
     ("page_ddp.py", {}, "ddp_compute", "Measured compute per micro-batch", "1,250ms", "1250ms"),
@@ -113,7 +113,7 @@ def test_lists_stepping_as_sweeps_do_stay_lists(ranks):
     ("page_batch.py", "warmup", "Warmup steps [-]"),
     ("page_batch.py", "batch_ranks", "Data-parallel ranks N [GPUs]"),
     ("page_ddp.py", "ddp_nodes", "Nodes"),
-    ("page_memory.py", "dp_ranks", "Data-parallel ranks N"),
+    ("page_memory.py", "dp_ranks", "Data-parallel ranks N [GPUs]"),
 ])  # fmt: skip
 def test_a_whole_number_box_past_2_53_is_named_shortly_and_back_at_its_default(page, key, label):
     """``1e300`` in Warmup steps stopped the Batch page with a traceback (a table cell past a
@@ -146,7 +146,7 @@ def test_a_whole_number_box_reads_comma_thousands_in_its_link(page, key, grouped
 
 
 @pytest.mark.parametrize(("page", "query", "key", "label"), [
-    ("page_memory.py", {"mem_pin": "true"}, "mem_b_ranks", "Data-parallel ranks (B)"),
+    ("page_memory.py", {"mem_pin": "true"}, "mem_b_ranks", "Data-parallel ranks (B) [GPUs]"),
     ("page_ddp.py", {"ddp_pin": "true"}, "ddp_b_nodes", "Nodes (B)"),
 ])  # fmt: skip
 def test_a_b_count_box_reads_the_one_count_grammar(page, query, key, label):

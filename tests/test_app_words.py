@@ -149,7 +149,7 @@ def test_a_count_without_a_dense_shape_asks_for_the_shape_it_needs():
 @pytest.mark.parametrize(
     ("query", "box", "argument"),
     [
-        ({"dp_ranks": "0"}, "Data-parallel ranks N: must be", "dp_ranks:"),
+        ({"dp_ranks": "0"}, "Data-parallel ranks N [GPUs]: must be", "dp_ranks:"),
         (
             {"fragmentation": "5"},
             "Fragmentation allowance [fraction of held memory]: must be",

@@ -30,7 +30,7 @@ BOXES = [
     ("cluster", "Nodes", "cl_nodes", "4"),
     ("ddp", "Nodes", "ddp_nodes", "4"),
     ("batch", "Data-parallel ranks N [GPUs]", "batch_ranks", "64"),
-    ("memory", "Data-parallel ranks N", "dp_ranks", "8"),
+    ("memory", "Data-parallel ranks N [GPUs]", "dp_ranks", "8"),
 ]
 
 
@@ -77,7 +77,7 @@ def test_a_typed_count_survives_a_page_switch_and_a_reload_as_digits(tabs, app_u
     reload of that URL shows 10."""
     page = tabs.open(f"{app_url}/memory", {"width": 1440, "height": 900})
     nav = page.get_by_test_id("stSidebarNav")
-    box = page.get_by_role("spinbutton", name="Data-parallel ranks N", exact=True)
+    box = page.get_by_role("spinbutton", name="Data-parallel ranks N [GPUs]", exact=True)
     expect(box).to_have_value("8")
     _type(box, "1e1")
     expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))

@@ -295,24 +295,30 @@ def _drop_url_value(key: str) -> None:
     _forget_initial_url_value(key)
 
 
-def _url_count(key: str, text: str, label: str) -> str | None:
+def _url_count(key: str, text: str, label: str, tokens: bool = False) -> str | None:
     """A whole-number box's URL value in the one count grammar of every surface
     (:func:`costmodel.units.read_count`: ``?nodes=2k`` is 2000, ``1e1`` 10): its value in
     digits, written back to the URL for the box to read (Streamlit's int box took ``1e1`` but
     dropped ``2k`` without a word and read ``1_0`` as 10); None, with a red message naming the
     box and the forms, for text in no such form (dropped, the box shows its default). A box
     takes one number: ``?batch_global_batch=65,536`` is 65536, as the box typed
-    (:func:`costmodel.units.ungroup_thousands`)."""
-    from costmodel.units import ungroup_thousands
+    (:func:`costmodel.units.ungroup_thousands`).
+
+    ``tokens``: a token count's box (a sequence length, a batch in tokens), read in the token
+    grammar of the CLI's ``--seq`` and ``--global-tokens`` (:func:`costmodel.units.read_tokens`:
+    ``?seq_len=8Ki`` is 8192, ``?batch_global_tokens=4Mi`` 4194304; both were refused)."""
+    from costmodel.units import TOKEN_FORMS, read_tokens, ungroup_thousands
 
     try:
-        n = read_count(ungroup_thousands(text), name=key)
+        n = (read_tokens if tokens else read_count)(ungroup_thousands(text), name=key)
     except ValueError:
         _drop_url_value(key)
-        error(
-            f"URL parameter {key}: {text} is not a whole number ({COUNT_FORMS}), as {label} "
-            "takes; the default is used"
+        forms = (
+            f"a whole token count (e.g. {TOKEN_FORMS})"
+            if tokens
+            else (f"a whole number ({COUNT_FORMS})")
         )
+        error(f"URL parameter {key}: {text} is not {forms}, as {label} takes; the default is used")
         return None
     digits = str(n) if isinstance(n, int) else repr(n)
     try:
@@ -682,6 +688,7 @@ def bound_number(
     set_by_page: bool = False,
     limit: str | None = None,
     box_bounds: bool = True,
+    tokens: bool = False,
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
@@ -718,6 +725,11 @@ def bound_number(
     (Streamlit's binding wrote a float box's value back as ``16.0`` after a page switch), as
     for a box the page sets.
 
+    ``tokens``: a whole-number box of a token count (a sequence length, a batch in tokens):
+    its URL value also takes the binary suffixes of the CLI's token options
+    (``?seq_len=8Ki`` is 8192, as ``--seq 8Ki``; :func:`_url_count`), written back as digits; a
+    value the box's range refuses is named as typed (``0.3Ki``, not ``307.2``).
+
     A box the page itself also sets through ``st.session_state`` (``set_by_page``: the Validate
     page's Nodes and GPUs per node, emptied for each new log) is synced to the URL here, as
     :func:`bound_choice` syncs such a choice: Streamlit's binding kept the value the page set
@@ -734,8 +746,11 @@ def bound_number(
         isinstance(v, float) for v in bounds
     )
     linked = None
+    shown: str | None = text  # a message names the value as the link wrote it
     if whole and isinstance(text, str) and not _URL_NUMBER.fullmatch(text):
-        text = _url_count(key, text, label)
+        text = _url_count(key, text, label, tokens)
+        if text is not None and text.lstrip("-").isdigit():  # whole: the messages say digits
+            shown = text
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
@@ -743,13 +758,13 @@ def bound_number(
             lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
             hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
             error(
-                f"URL parameter {key}: {text} is not a finite number below 2**53, as {label} "
+                f"URL parameter {key}: {shown} is not a finite number below 2**53, as {label} "
                 f"takes: {lo}, {hi}; the default is used"
             )
         elif limit is not None and not LIMITS[limit].holds(math.floor(x) if whole else x):
             _drop_url_value(key)  # drawn without Streamlit's bounds: else the box takes it
             error(
-                f"URL parameter {key}: {text} is outside the range of {label}, "
+                f"URL parameter {key}: {shown} is outside the range of {label}, "
                 f"{LIMITS[limit].rule}; the default is used"
             )
         elif (
@@ -763,13 +778,13 @@ def bound_number(
             lo = "-inf" if min_value is None else f"{_bound(min_value)}"
             hi = "inf" if max_value is None else f"{_bound(max_value)}"
             error(
-                f"URL parameter {key}: {text} is outside the range of {label}, "
+                f"URL parameter {key}: {shown} is outside the range of {label}, "
                 f"[{lo}, {hi}]; the default is used"
             )
         elif whole and math.isfinite(x) and x != math.floor(x):
             _drop_url_value(key)  # else Streamlit cuts the fraction and runs on that
             error(
-                f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
+                f"URL parameter {key}: {shown} is not a whole number, as {label} takes; "
                 "the default is used"
             )
         elif math.isfinite(x):

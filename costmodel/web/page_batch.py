@@ -81,6 +81,7 @@ def _inputs() -> dict:
         value=DEFAULT_SEQUENCE_LENGTH,
         step=1,
         key="seq_len",
+        tokens=True,
     )
     cols = st.columns(3)
     known = {}
@@ -93,6 +94,7 @@ def _inputs() -> dict:
                 value=4 * 2**20,
                 step=2**20,
                 key="batch_global_tokens",
+                tokens=True,
                 help="e.g. 4194304 = 4 x 2^20 tokens; must be a whole number of sequences",
             )
             continue
@@ -123,7 +125,12 @@ def _inputs() -> dict:
     )
     if llm:
         base_batch = bound_number(
-            c4[1], "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens"
+            c4[1],
+            "Batch it was tuned at [tokens]",
+            value=2**20,
+            step=2**18,
+            key="base_tokens",
+            tokens=True,
         )
     else:
         base_batch = bound_number(
@@ -135,6 +142,7 @@ def _inputs() -> dict:
         value=0,
         step=1,
         key=f"critical_{unit}",
+        tokens=llm,
         help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
     )
     warmup = bound_number(c4[3], "Warmup steps [-]", value=500, step=1, key="warmup")

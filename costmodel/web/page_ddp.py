@@ -210,7 +210,9 @@ def _inputs() -> dict:
     local_batch = bound_number(
         c[0], "Local batch per GPU [samples]", value=1, step=1, key="ddp_local_batch"
     )
-    seq = bound_number(c[1], "Sequence length [tokens]", value=4096, step=1, key="ddp_seq")
+    seq = bound_number(
+        c[1], "Sequence length [tokens]", value=4096, step=1, key="ddp_seq", tokens=True
+    )
     own_mfu = c[2].checkbox(
         "Set the MFU (else the fitted efficiency)",
         value=False,

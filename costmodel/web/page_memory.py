@@ -50,6 +50,10 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
+#: The ranks boxes, with the unit the Batch and Collectives pages give ranks ("Data-parallel
+#: ranks N [GPUs]", "Ranks N [GPUs]"): this page's said no unit.
+RANKS_BOX = "Data-parallel ranks N [GPUs]"
+RANKS_BOX_B = "Data-parallel ranks (B) [GPUs]"
 
 #: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
 #: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
@@ -97,7 +101,7 @@ def _inputs() -> dict:
     )
     # one node, the default of every surface (hardware.default_ranks: the page has a GPU, not
     # a cluster, so 8, the default cluster's node, as `costmodel memory` without --cluster)
-    ranks = bound_number(c3, "Data-parallel ranks N", value=default_ranks(), step=1, key="dp_ranks")
+    ranks = bound_number(c3, RANKS_BOX, value=default_ranks(), step=1, key="dp_ranks")
     c1, c2, c3 = st.columns(3)
     stage = bound_choice(
         c1,
@@ -138,7 +142,13 @@ def _inputs() -> dict:
     # `costmodel memory --params`, which refuses --seq and the rest): greyed then, as Heads is
     idle = not with_act
     seq = bound_number(
-        r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq", disabled=idle
+        r[0],
+        "Sequence length [tokens]",
+        value=4096,
+        step=1,
+        key="act_seq",
+        disabled=idle,
+        tokens=True,
     )
     micro = bound_number(
         r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro", disabled=idle
@@ -437,7 +447,7 @@ def _pinned(inp: dict) -> dict | None:
         c[0], "selectbox", "Model (B)", (SAME, *architecture.arch_names()), key="mem_b_arch"
     )
     ranks_text = c[1].text_input(
-        "Data-parallel ranks (B)", value="", key="mem_b_ranks", bind=QP, placeholder=SAME
+        RANKS_BOX_B, value="", key="mem_b_ranks", bind=QP, placeholder=SAME
     )
     stage = bound_choice(
         c[2], "selectbox", "ZeRO stage (B)", (SAME, *memory.ZERO_STAGES), key="mem_b_zero"
@@ -453,7 +463,7 @@ def _pinned(inp: dict) -> dict | None:
             b["activation"] = ("arch", a.name, *inp["recipe_act"], inp["loss"])
         changed = True
     if ranks_text.strip():
-        n = whole_from_text(ranks_text, "Data-parallel ranks (B)", "ranks")
+        n = whole_from_text(ranks_text, RANKS_BOX_B, "ranks")
         if n is None:
             return None
         b["ranks"], changed = n, True
@@ -617,12 +627,12 @@ _ACTIVATION_BOXES = {
 }
 
 #: The boxes by the library argument each sets: a refusal names the box the user typed in
-#: ("Data-parallel ranks N: must be ...", not "dp_ranks: must be ..."); the hsdp group is a
+#: ("Data-parallel ranks N [GPUs]: must be ...", not "dp_ranks: must be ..."); the hsdp group is a
 #: Layout field.
 _LAYOUT_BOXES = {
     "group_size": "HSDP group [GPUs]",
-    "dp_ranks": "Data-parallel ranks N",
-    "ranks": "Data-parallel ranks N",
+    "dp_ranks": RANKS_BOX,
+    "ranks": RANKS_BOX,
     "fragmentation": "Fragmentation allowance [fraction of held memory]",
     "cuda_context_bytes": "CUDA context per GPU [B]",
 }
