@@ -15,6 +15,8 @@ size monotonicity and to "adding a node never speeds an op up" over every preset
 - the step engine on every strategy, recomputation and precision: exposed communication within
   the communication, no two bars of one stream overlapping, the verdict the numbers say, the
   band around the step, and the step non-decreasing in parameters, sequence and micro-batch;
+  under overlap contention an hsdp step with one replica (its all-reduce has no work) is
+  fsdp's (the engine refused it as "a dependency cycle");
 - memory per GPU non-increasing as the ZeRO stage or the sharding ranks rise;
 - the time and cost to train proportional to the steps and to the price.
 
@@ -252,6 +254,7 @@ def test_the_step_keeps_its_invariants_and_grows_with_the_work(data):
         recompute=data.draw(st.sampled_from(("none", "selective-op", "full")), "recompute"),
         precision=data.draw(st.sampled_from(precisions), "precision"),
         accumulation=data.draw(st.sampled_from((1, 3)), "accumulation"),
+        comm_contention=data.draw(st.sampled_from((None, 0.3)), "contention"),
         **layout,
     )
     p = data.draw(st.sampled_from((3e8, 1e9, 7e9, 3e10)), "params")
@@ -310,3 +313,22 @@ def test_days_and_cost_are_proportional_to_tokens_and_to_price(
     # a token more than whole steps is one more step, never fewer
     over = training_cost(steps * tokens_per_step + 1, usd_per_gpu_hour=usd, **kw)
     assert over.steps == steps + 1 and over.cost_usd > one.cost_usd
+
+
+# --- the engine under contention: a task of no work frees what waits on it ----------------------
+@pytest.mark.parametrize("contention", [1e-9, 0.3, 1.0])
+@pytest.mark.parametrize("group_size", [None, 8])
+def test_hsdp_with_one_replica_under_contention_is_fsdp(contention, group_size):
+    """hsdp whose group is every rank (one node, one replica) has an all-reduce of no work
+    across its one replica; under any contention the event-by-event engine refused it ("a
+    dependency cycle or a task waiting on a later one"). It is fsdp's step, at every
+    contention, and the list schedule's at c -> 0."""
+    kw = dict(cluster="dgx-h100", nodes=1, comm_contention=contention)
+    hsdp = strategy_step("llama-3.1-8b", strategy="hsdp", group_size=group_size, **kw)
+    fsdp = strategy_step("llama-3.1-8b", strategy="fsdp", **kw)
+    assert hsdp.step_time_s == pytest.approx(fsdp.step_time_s, rel=1e-12)
+    assert hsdp.exposed_comm_s == pytest.approx(fsdp.exposed_comm_s, rel=1e-9, abs=1e-15)
+    _check_step(hsdp)
+    if contention < 1e-6:
+        at_0 = strategy_step("llama-3.1-8b", strategy="hsdp", **{**kw, "comm_contention": 0.0})
+        assert hsdp.step_time_s == pytest.approx(at_0.step_time_s, rel=1e-6)
