@@ -17,7 +17,8 @@ a candidate axis, as a tuner that knew the corrected costs would choose. Decisio
   inside a node, the NVLS bound).
 - Adding nodes never makes an op faster: a job on k > 1 nodes of g GPUs takes at least the
   time of the same op (same per-rank size M) on one of its nodes, the fastest single-node
-  candidate, :math:`t_k(M) \ge t_1(M)`. Each GPU of the larger job still receives at least
+  candidate (with NCCL_ALGO / NCCL_PROTO pinned, that algorithm's own single-node time where
+  one node runs it), :math:`t_k(M) \ge t_1(M)`. Each GPU of the larger job still receives at least
   the bytes it receives on one node (all-reduce, all-gather, reduce-scatter: a (n-1)/n share
   that grows with n; broadcast, reduce: M) through the same intra-node links, plus the
   network phase, so its inter-node phase cannot beat the intra-node bound. Without the cap the
@@ -623,20 +624,47 @@ def _one_node_rows(
     p: Mapping[str, object] | None,
     gpus_per_process: int,
     nvls: bool | None,
+    algorithm: str = "auto",
+    protocol: str = "auto",
 ) -> np.ndarray:
-    """The same op on one node of each row's GPUs (the multi-node rows' floor)."""
+    """The same op on one node of each row's GPUs (the multi-node rows' floor).
+
+    A pinned ``algorithm`` / ``protocol`` (NCCL_ALGO, NCCL_PROTO) is pinned on the one node
+    too where one node runs it (Ring, Tree, NVLS all-reduce): the job's GPUs still run that
+    algorithm's intra-node part over the same links, so two GB200 racks on a pinned Ring no
+    longer beat one rack's Ring (they did by 2 % at 1-2 GiB, Tree by 11-26 % at 64 MiB,
+    because the floor was the fastest single-node candidate, below the pinned one). One that
+    needs several nodes (CollNet, NVLSTree, PAT) keeps the fastest single-node candidate."""
     kept = _FLOORS.get()
     key: tuple[object, ...] | None = None
     if kept is not None and p is _fitted_shared() and g.size and bool((g == g[0]).all()):
         one = _load_cluster(cluster, 1, int(g[0]))
         if _hashable(one):
-            key = (op, one, int(g[0]), m.tobytes(), gpus_per_process, nvls)
+            key = (op, one, int(g[0]), m.tobytes(), gpus_per_process, nvls, algorithm, protocol)
             hit = kept.get(key)
             if hit is not None:
                 return hit
-    t1 = realistic_rows(
-        op, m, 1, g, cluster, params=p, gpus_per_process=gpus_per_process, nvls=nvls
-    )[0]
+    t1 = None
+    if (algorithm, protocol) != ("auto", "auto"):
+        try:
+            t1 = realistic_rows(
+                op,
+                m,
+                1,
+                g,
+                cluster,
+                algorithm,
+                protocol,
+                params=p,
+                gpus_per_process=gpus_per_process,
+                nvls=nvls,
+            )[0]
+        except ValueError:  # not on one node (CollNet, NVLSTree, PAT): the fastest one
+            t1 = None
+    if t1 is None:
+        t1 = realistic_rows(
+            op, m, 1, g, cluster, params=p, gpus_per_process=gpus_per_process, nvls=nvls
+        )[0]
     if key is not None and kept is not None:
         t1.flags.writeable = False
         kept[key] = t1
@@ -825,7 +853,9 @@ def realistic_rows(
     if corrected:
         multi = (k > 1) & (g > 1)
         if multi.any():  # never faster than the same op on one of its nodes (module docstring)
-            t1 = _one_node_rows(op, m[multi], g[multi], cluster, p, gpus_per_process, nvls)
+            t1 = _one_node_rows(
+                op, m[multi], g[multi], cluster, p, gpus_per_process, nvls, algorithm, protocol
+            )
             t[multi] = np.maximum(t[multi], t1)
         rate = C.fabric_node_rate_gbs(cluster.fabric, 2, cast("Mapping[str, object]", p))
         if np.isfinite(rate) and multi.any():  # host-copy transport (socket): busbw <= rate

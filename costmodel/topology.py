@@ -12,8 +12,12 @@ Three compositions, built from the textbook rows of :mod:`costmodel.collectives`
   all-gather inside each node; ``serial`` sums the phases, ``pipelined`` takes
   ``max(t_RS + t_AG, t_AR)`` (chunks stream through the phases, so the inter-node all-reduce
   overlaps the intra-node work, whose reduce-scatter and all-gather share the node's links);
-- **in-network reduction** (IB SHARP / CollNet): the switches reduce, so the inter-node phase
-  moves ``(n-1)/n x M/g`` instead of ``2(n-1)/n x M/g`` per GPU, in one latency step;
+- **in-network reduction** (IB SHARP / CollNet): the switches reduce, so in the inter-node phase
+  each GPU sends its shard ``M/g`` up the aggregation tree once and receives the reduced shard
+  once (full duplex: ``M/g`` per direction) instead of the ring's ``2(n-1)/n x M/g``, in one
+  latency step: about half the ring's bytes on many nodes (``n / (2(n-1))``), the same bytes on
+  two (a switch cannot reduce what a node has not sent it: busbw <= 2 B (N-1)/N,
+  :func:`costmodel.realistic.busbw_bound_bytes_per_s`);
 - **flat ring** over all ``N = nodes x g`` GPUs: every step of the ring crosses each node
   boundary once per channel, and NCCL runs one channel per NIC, so the ring's per-rank bandwidth
   is ``min(intra, nics_per_node x nic_bandwidth)``, not the per-GPU NIC share.
@@ -146,7 +150,9 @@ def hierarchical_allreduce_phases(
     dict
         ``intra_reduce_scatter_s``: :math:`(g-1)\alpha_i + \frac{g-1}{g}M/B_i`;
         ``inter_allreduce_s``: ring :math:`2(n-1)\alpha_e + 2\frac{n-1}{n}\frac{M}{g}/B_e`, or with
-        in-network reduction :math:`\alpha_e + \frac{n-1}{n}\frac{M}{g}/B_e` (half the bytes);
+        in-network reduction :math:`\alpha_e + \frac{M}{g}/B_e` (each node sends its shard
+        once and receives the result once: Graham et al. 2016; ``n/(2(n-1))`` of the ring's
+        bytes, about half on many nodes);
         ``intra_all_gather_s``: :math:`(g-1)\alpha_i + \frac{g-1}{g}M/B_i`.
         Each phase is 0 s for one rank in it and for ``M = 0`` (an empty message is not sent
         and pays no latency), element-wise for arrays.
@@ -185,9 +191,7 @@ def hierarchical_allreduce_phases(
     inter_bw_safe = np.where(inter_bw > 0.0, inter_bw, 1.0)  # only nodes == 1 has 0, and gives 0 s
     ring = np.asarray(collective_time("all_reduce", shard, n, inter_bw_safe, a_e, "ring"))
     # nothing to reduce on one node or for an empty message: 0 s, no latency (as the rows)
-    in_switch = np.where(
-        (n > 1.0) & (shard > 0.0), a_e + (n - 1.0) / n * shard / inter_bw_safe, 0.0
-    )
+    in_switch = np.where((n > 1.0) & (shard > 0.0), a_e + shard / inter_bw_safe, 0.0)
     inter = np.where(sharp, in_switch, ring)
     gather = collective_time("all_gather", m, g, intra_bw, a_i, "ring")
     return {
@@ -220,7 +224,7 @@ def _phases_scalar(
     if n <= 1.0 or shard == 0.0:  # the shard, as the ring's row sees it: 0 B is 0 s
         inter = 0.0
     elif sharp:
-        inter = a_e + (n - 1.0) / n * shard / inter_bw
+        inter = a_e + shard / inter_bw  # sent once, received once (Graham et al. 2016)
     else:  # inputs checked above: the rows' scalar evaluator, as collective_time's fast path
         inter = _row_time_scalar(_RING["all_reduce"], shard, n, inter_bw, a_e)
     return {

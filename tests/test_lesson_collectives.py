@@ -106,10 +106,13 @@ def test_in_network_reduction_roughly_halves_the_volume():
     for n in (64, 512):
         ratio = c.bytes_per_rank("all_reduce", m, n, "nvls") / c.bytes_per_rank("all_reduce", m, n)
         assert ratio == pytest.approx(0.5, abs=0.02)  # (N+1)/(2(N-1)): 0.516 at 64, 0.502 at 512
-    # across nodes (IB SHARP): the inter-node phase moves exactly half the ring's bytes
-    plain = t.hierarchical_allreduce_phases(m, 8, 8, 450e9, NDR)["inter_allreduce_s"]
-    sharp = t.hierarchical_allreduce_phases(m, 8, 8, 450e9, NDR, in_network_reduction=True)
-    assert sharp["inter_allreduce_s"] == pytest.approx(plain / 2, rel=1e-12)
+    # across nodes (IB SHARP): each node sends its shard once and receives it once, n/(2(n-1))
+    # of the ring's bytes: about half on many nodes (0.508 on 64), never below one send
+    for n in (8, 64):
+        plain = t.hierarchical_allreduce_phases(m, n, 8, 450e9, NDR)["inter_allreduce_s"]
+        sharp = t.hierarchical_allreduce_phases(m, n, 8, 450e9, NDR, in_network_reduction=True)
+        assert sharp["inter_allreduce_s"] == pytest.approx(plain * n / (2 * (n - 1)), rel=1e-12)
+    assert sharp["inter_allreduce_s"] / plain == pytest.approx(0.5, abs=0.01)
 
 
 # --- section 7 quiz: 500 MB over NVLink vs NDR -------------------------------------------------

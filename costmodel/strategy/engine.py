@@ -757,18 +757,24 @@ def _event_schedule(
     t_now = 0.0
     busy_rate = 1.0 - c
     while finished < n:
-        for s, q in queues.items():  # start what can start now
-            while s not in running and head[s] < len(q):
-                i = q[head[s]]
-                if not all(done[d] for d in tasks[i].after):
-                    break
-                starts[i] = t_now
-                head[s] += 1
-                if work[i] == 0.0:
-                    ends[i], done[i] = t_now, True
-                    finished += 1
-                    continue
-                running[s] = i
+        started = True
+        while started:  # start what can start now, until nothing more can
+            # (a task of no work ends as it starts, and may free a stream already passed over:
+            # hsdp's all-reduce over one replica, which waited on the last reduce-scatter)
+            started = False
+            for s, q in queues.items():
+                while s not in running and head[s] < len(q):
+                    i = q[head[s]]
+                    if not all(done[d] for d in tasks[i].after):
+                        break
+                    starts[i] = t_now
+                    head[s] += 1
+                    started = True
+                    if work[i] == 0.0:
+                        ends[i], done[i] = t_now, True
+                        finished += 1
+                        continue
+                    running[s] = i
         if not running:
             if finished < n:
                 raise ValueError("tasks: a dependency cycle or a task waiting on a later one")

@@ -61,7 +61,8 @@ def _inputs() -> dict:
         value=False,
         key="cl_sharp",
         bind=QP,
-        help="what-if: halves the inter-node bytes of the hierarchical columns (a preset with "
+        help="what-if: each GPU sends its inter-node shard once and receives it once in the "
+        "hierarchical columns, about half a ring's bytes on many nodes (a preset with "
         "IB SHARP, as the textbook model, uses it anyway)",
     )
     model = bound_choice(
