@@ -628,7 +628,8 @@ def ddp_step(
         after backward.
     comm_contention : float
         ``c`` in [0, 1]: backward runs at rate ``1 - c`` while an all-reduce is in flight
-        (module docstring); 0 = perfect overlap, 1 = compute stalls during communication.
+        (module docstring); 0 = no contention (compute at full speed beside it), 1 = compute stalls
+        during communication.
     timeline : bool
         Build the timeline; ``False`` leaves it empty (every time and total is the same): for
         searches that re-evaluate the step many times and read only the totals.

@@ -275,7 +275,7 @@ class Scenario(OneLineModel):
         ge=0.0,
         le=1.0,
         description="compute slows to 1 - c while a collective runs; the one default of every "
-        "surface is costmodel.strategy.DEFAULT_COMM_CONTENTION (0 = perfect overlap, 1 = none)",
+        "surface is costmodel.strategy.DEFAULT_COMM_CONTENTION (0 = no contention, 1 = no overlap)",
     )
     # the memory's overheads, strategy_memory's (costmodel memory --cuda-context/--fragmentation)
     cuda_context_bytes: float = Field(

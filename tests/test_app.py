@@ -856,12 +856,16 @@ def test_step_page_shows_the_one_default_contention_beside_its_numbers():
     assert metrics(at)["Scaling efficiency"] == f"{100 * ideal.efficiency:.1f} %"
     shown = next(c.value for c in at.caption if "efficiency at overlap contention" in c.value)
     assert f"c = {DEFAULT_COMM_CONTENTION:g}" in shown
-    # at c = 0 the perfect-overlap figure is the same number: said once, not twice
-    assert ("perfect overlap" in shown) == (DEFAULT_COMM_CONTENTION > 0), shown
+    # at c = 0 the no-contention figure is the same number: said once, not twice
+    assert ("With no contention" in shown) == (DEFAULT_COMM_CONTENTION > 0), shown
+    # "perfect overlap" names the lesson's max(compute, comm) alone (Scenario's
+    # perfect_overlap_efficiency, `step`'s "with perfect overlap"), not this timeline at c = 0
+    assert "perfect overlap" not in shown
     at.number_input(key="ddp_contention").set_value(1.0).run()
     assert metrics(at)["Scaling efficiency"] == f"{100 * stalled.efficiency:.1f} %"
     shown = next(c.value for c in at.caption if "efficiency at overlap contention" in c.value)
-    assert f"With perfect overlap (c = 0): {100 * ideal.efficiency:.1f} %" in shown
+    assert f"With no contention (c = 0), in the same order: {100 * ideal.efficiency:.1f} %" in shown
+    assert "perfect overlap" not in shown
     assert metrics(at)["Verdict"] == "comms-bound"  # 1.0 exposes the all-reduces
 
 

@@ -285,7 +285,7 @@ def test_the_readers_catch_planted_stale_sentences():
 
     wrong = _quoted_constants("x.md", "up to `evaluate.STEP_BATCH_ROWS`, 256: a batch")
     assert wrong and _quoted_problems(wrong)
-    right = _quoted_constants("x.md", "(`cm.DEFAULT_COMM_CONTENTION` = 0, perfect overlap)")
+    right = _quoted_constants("x.md", "(`cm.DEFAULT_COMM_CONTENTION` = 0, no contention)")
     assert right and not _quoted_problems(right)
 
     assert _said_parameter_count("`ddp.ddp_step` is it. Its 21 parameters stay.") == 21

@@ -7,7 +7,7 @@ time in list order (a CUDA stream is FIFO). A task also waits for the tasks name
 parameters). A communication task lasts its ``work_s`` (from the collective model); a compute
 task needs ``work_s`` of compute at full speed and, while any collective is in flight, advances
 at rate ``1 - c`` (``c`` the overlap contention: NCCL kernels share the SMs and memory bandwidth
-with the compute kernels; 0 = perfect overlap, 1 = compute stalls during communication).
+with the compute kernels; 0 = no contention, 1 = compute stalls during communication).
 
 :func:`run` schedules the list: at ``c = 0`` in one pass (each start is the later of its stream
 predecessor's end and its dependencies' ends: list scheduling of a DAG), otherwise event by

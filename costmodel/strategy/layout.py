@@ -251,7 +251,7 @@ class Layout(OneLineModel):
         DEFAULT_COMM_CONTENTION,
         ge=0.0,
         le=1.0,
-        description="compute slows to 1 - c while a collective runs (0 = perfect overlap)",
+        description="compute slows to 1 - c while a collective runs (0 = no contention)",
     )
 
     @model_validator(mode="before")

@@ -843,7 +843,13 @@ def render() -> None:
             if result.efficiency > 1 + 1e-9
             else ")."
         )
-        + (f" With perfect overlap (c = 0): {100 * ideal.efficiency:.1f} %." if c > 0 else "")
+        # "perfect overlap" is the lesson's max(compute, comm) everywhere (Scenario's and
+        # step's perfect_overlap_*): this is the timeline at c = 0, the buckets' order kept
+        + (
+            f" With no contention (c = 0), in the same order: {100 * ideal.efficiency:.1f} %."
+            if c > 0
+            else ""
+        )
         + f" Compute share of the step: {100 * result.compute_share:.1f} %."
         + band
     )
