@@ -355,17 +355,29 @@ def read_count(text: str, *, name: str = "count") -> int | float:
     >>> read_count("2k"), read_count("1e1"), read_count("1.5")
     (2000, 10, 1.5)
     """
+    return _read_suffixed(
+        text, name, _COUNT_RE, _COUNT_SUFFIX, f"expected a whole number: {COUNT_FORMS}"
+    )
+
+
+def _read_suffixed(
+    text: str, name: str, pattern: re.Pattern[str], suffixes: dict[str, int], expected: str
+) -> int | float:
+    """The value of ``text``, a number and a suffix that ``pattern`` reads, times the
+    suffix's multiplier (``suffixes``), computed in decimal: an int when whole, else a float;
+    ValueError naming ``name`` and ``expected`` for text in no such form. The one body of
+    :func:`read_count` and :func:`read_tokens`."""
     s = text.strip() if isinstance(text, str) else text
-    m = _COUNT_RE.fullmatch(s) if isinstance(s, str) and len(s) <= MAX_TEXT_LENGTH else None
+    m = pattern.fullmatch(s) if isinstance(s, str) and len(s) <= MAX_TEXT_LENGTH else None
     if m is None:
         if not isinstance(text, str):
             raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
         shown = text if len(text) <= MAX_TEXT_LENGTH else text[:40] + "..."
         if hint := comma_thousands(text):  # '1,000': no count groups digits with commas
             raise ValueError(f"{name}: cannot parse {shown!r}; a comma groups no digits: {hint}")
-        raise ValueError(f"{name}: cannot parse {shown!r}; expected a whole number: {COUNT_FORMS}")
+        raise ValueError(f"{name}: cannot parse {shown!r}; {expected}")
     try:
-        value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
+        value = _decimal(m["num"], name, text) * suffixes[m["suffix"]]
         if abs(value) <= Decimal("1e30") and value == value.to_integral_value():
             return int(value)
         return float(value)
@@ -420,24 +432,13 @@ def read_tokens(text: str, *, name: str = "tokens") -> int | float:
     >>> read_tokens("8Ki"), read_tokens("4Mi"), read_tokens("8k"), read_tokens("0.3Ki")
     (8192, 4194304, 8000, 307.2)
     """
-    s = text.strip() if isinstance(text, str) else text
-    m = _TOKENS_RE.fullmatch(s) if isinstance(s, str) and len(s) <= MAX_TEXT_LENGTH else None
-    if m is None:
-        if not isinstance(text, str):
-            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
-        shown = text if len(text) <= MAX_TEXT_LENGTH else text[:40] + "..."
-        if hint := comma_thousands(text):  # '4,096': no count groups digits with commas
-            raise ValueError(f"{name}: cannot parse {shown!r}; a comma groups no digits: {hint}")
-        raise ValueError(
-            f"{name}: cannot parse {shown!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
-        )
-    try:
-        value = _decimal(m["num"], name, text) * _TOKEN_SUFFIX[m["suffix"]]
-        if abs(value) <= Decimal("1e30") and value == value.to_integral_value():
-            return int(value)
-        return float(value)
-    except ArithmeticError:  # an exponent past decimal's range: far too large
-        return -math.inf if m["num"].startswith("-") else math.inf
+    return _read_suffixed(
+        text,
+        name,
+        _TOKENS_RE,
+        _TOKEN_SUFFIX,
+        f"expected a whole token count, e.g. {TOKEN_FORMS}",
+    )
 
 
 def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
