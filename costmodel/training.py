@@ -291,8 +291,17 @@ def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
     'price aws-p5-capacity-block is from 2026'
     >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))
     ''
+
+    A :class:`datetime.datetime` (``datetime.now()``) is read as its date; anything else that
+    is no date is refused, naming ``today``.
     """
     p = load_price(price)
+    if isinstance(today, _dt.datetime):  # a date and a time: its day (date - datetime raised)
+        today = today.date()
+    elif today is not None and not isinstance(today, _dt.date):
+        from ._checks import said
+
+        raise ValueError(f"today: expected a datetime.date, got {said(today)}")
     now = today or _dt.date.today()
     age = (now - p.day).days
     if age <= STALE_PRICE_DAYS:
