@@ -383,6 +383,10 @@ class TrainingCost:
     # no node given, the GPUs used
     billed_ranks: int | None = None
     billing_note: str = ""  # "" or "billed for N GPUs per node (the whole instance), M used"
+    # the price preset's name and how it is bought (Price.terms_label: "on-demand", "spot",
+    # "capacity-block", "committed-1y"); None: a typed price, or none
+    price: str | None = None
+    price_terms: str | None = None
 
     @property
     def billed_gpu_hours(self) -> float:
@@ -677,8 +681,10 @@ def training_cost(
     instance_gpus: int | None = None
     price_date = None
     warning = ""
+    price_name = terms = None
     if price is not None:
         pr = check_price_gpu(price, gpu) if gpu is not None else load_price(price)
+        price_name, terms = pr.name, pr.terms_label
         instance_gpus = pr.gpus_per_instance
         usd = pr.usd_per_gpu_hour
         price_date = pr.date
@@ -774,6 +780,8 @@ def training_cost(
         price_note=note,
         price_date=price_date,
         price_warning=warning,
+        price=price_name,
+        price_terms=terms,
         notes=tuple(scale_notes(params)) if params is not None else (),
         flops_per_token=c_tok,
         mfu=mfu,

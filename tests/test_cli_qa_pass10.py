@@ -40,3 +40,62 @@ def test_a_today_that_is_no_date_is_refused_naming_today(today):
     """`price_age_warning(today="2028-01-01")` raised a bare TypeError (str - date)."""
     with pytest.raises(ValueError, match=r"^today: expected a datetime\.date, got "):
         training.price_age_warning("aws-p5-on-demand", today=today)
+
+
+# --- how a price is bought, beside its rate and in --json --------------------------------------
+_7B = ("--arch", "llama-2-7b", "--nodes", "2", "--zero", "1", "--tokens", "2T")
+
+
+@pytest.mark.parametrize(
+    "price, terms",
+    [("gcp-a3-high-spot", "spot"), ("gcp-a3-high-cud-3y", "committed-3y"),
+     ("aws-p5-capacity-block", "capacity-block"), ("aws-p5-on-demand", "on-demand")],
+)  # fmt: skip
+def test_train_names_the_preset_and_its_terms_in_json_and_beside_the_rate(price, terms):
+    """`train --json` gave the preset only inside the free-text `price_note` (a sweep's row has
+    a `price` column), and the `price` row read "$6.2894 per GPU-hour, as of 2026-10-10" for a
+    spot rate as for an on-demand one: the terms were said only on the last line."""
+    r = run("train", *_7B, "--price", price, "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert (d["price"], d["price_terms"]) == (price, terms)
+    p = cm.load_price(price)
+    assert d["usd_per_gpu_hour"] == p.usd_per_gpu_hour
+    # the arithmetic the figures claim: GPU-hours = days x 24 x GPUs, dollars = those x rate
+    assert d["gpu_hours"] == pytest.approx(d["wall_days"] * 24 * d["ranks"], rel=1e-12)
+    assert d["cost_usd"] == pytest.approx(d["billed_gpu_hours"] * d["usd_per_gpu_hour"])
+    text = run("train", *_7B, "--price", price).stdout
+    row = next(x for x in text.splitlines() if x.startswith("price "))
+    assert f"per GPU-hour ({terms}), as of {p.date}" in row, row
+
+
+def test_a_typed_rate_has_no_preset_and_no_terms():
+    d = json.loads(run("train", *_7B, "--usd-per-gpu-hour", "2", "--json").stdout)
+    assert d["price"] is None and d["price_terms"] is None
+    c = training.training_cost(
+        steps=10, tokens_per_step=1e6, step_time_s=1.0, ranks=8, price="aws-p4d-reserved-1y"
+    )
+    assert (c.price, c.price_terms) == ("aws-p4d-reserved-1y", "committed-1y")
+
+
+def test_scenario_vs_says_each_sides_terms_beside_its_rate():
+    r = run("scenario", *_7B, "--price", "gcp-a3-high-spot", "--vs", "cluster=dgx-b200",
+            "--price-b", "gcp-a4-cud-1y")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    row = next(x for x in r.stdout.splitlines() if x.startswith("price per GPU-hour"))
+    assert "(spot)" in row and "(committed-1y)" in row, row
+    d = json.loads(
+        run(
+            "scenario",
+            *_7B,
+            "--price",
+            "gcp-a3-high-spot",
+            "--vs",
+            "cluster=dgx-b200",
+            "--price-b",
+            "gcp-a4-cud-1y",
+            "--json",
+        ).stdout  # fmt: skip
+    )["training_cost"]
+    assert (d["A"]["price"], d["A"]["price_terms"]) == ("gcp-a3-high-spot", "spot")
+    assert (d["B"]["price"], d["B"]["price_terms"]) == ("gcp-a4-cud-1y", "committed-1y")

@@ -2569,6 +2569,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
             "price per GPU-hour",
             *(
                 f"${units.format_usd_rate(costs[k].usd_per_gpu_hour)}"
+                + (f" ({costs[k].price_terms})" if costs[k].price_terms else "")
                 if costs[k].usd_per_gpu_hour
                 else "-"
                 for k in sides
@@ -2909,7 +2910,8 @@ def train(
         ),
     ]
     if cost.cost_usd is not None:
-        when = f", as of {cost.price_date}" if cost.price_date else " (given)"
+        # how the preset is bought beside its rate (a spot or a 3-year rate is no on-demand one)
+        when = f" ({cost.price_terms}), as of {cost.price_date}" if cost.price_date else " (given)"
         rows.append(
             ("price", f"${units.format_usd_rate(cost.usd_per_gpu_hour)} per GPU-hour{when}")
         )
