@@ -99,3 +99,22 @@ def test_scenario_vs_says_each_sides_terms_beside_its_rate():
     )["training_cost"]
     assert (d["A"]["price"], d["A"]["price_terms"]) == ("gcp-a3-high-spot", "spot")
     assert (d["B"]["price"], d["B"]["price_terms"]) == ("gcp-a4-cud-1y", "committed-1y")
+
+
+# --- the bands of GPU-hours and dollars in the comparison --------------------------------------
+def test_scenario_vs_gives_the_gpu_hours_and_dollars_bands_train_gives():
+    """`scenario --tokens --price --vs` printed the wall clock's band alone: its GPU-hours and
+    dollars read as exact figures, where `train` gives all three bands for the same run."""
+    a = ("--price", "aws-p5-on-demand")
+    r = run("scenario", *_7B, *a, "--vs", "cluster=dgx-b200")
+    assert r.exit_code == 0, r.stderr
+    rows = {x.split("  ")[0]: x for x in r.stdout.splitlines()}
+    t = run("train", *_7B, *a).stdout.splitlines()
+    gpu_h = next(x for x in t if x.startswith("GPU-hours ")).split("(band ")[1].rstrip(")")
+    usd = next(x for x in t if x.startswith("cost ")).split("(band ")[1].rstrip(")")
+    assert rows["GPU-hours band"].split()[2:] == [gpu_h, "unknown"], rows["GPU-hours band"]
+    assert rows["cost band"].split()[2:] == [usd, "unknown"], rows["cost band"]
+    d = json.loads(run("train", *_7B, *a, "--json").stdout)
+    lo, hi = d["cost_usd_band"]
+    assert lo == pytest.approx(d["gpu_hours_band"][0] * d["usd_per_gpu_hour"])
+    assert hi == pytest.approx(d["gpu_hours_band"][1] * d["usd_per_gpu_hour"])
