@@ -118,3 +118,24 @@ def test_scenario_vs_gives_the_gpu_hours_and_dollars_bands_train_gives():
     lo, hi = d["cost_usd_band"]
     assert lo == pytest.approx(d["gpu_hours_band"][0] * d["usd_per_gpu_hour"])
     assert hi == pytest.approx(d["gpu_hours_band"][1] * d["usd_per_gpu_hour"])
+
+
+def test_the_step_pages_cost_caption_gives_the_gpu_hours_band_train_gives():
+    """The Training step page's cost caption gave the days' and the dollars' bands, not the
+    GPU-hours' (their metric read as exact), where `train` prints all three."""
+    from tests.test_app import assert_clean, metrics, open_page
+
+    at = open_page(
+        "page_ddp.py",
+        {"ddp_arch": "llama-2-7b", "ddp_nodes": "2", "ddp_strategy": "zero1",
+         "ddp_tokens": "2T", "ddp_price": "aws-p5-on-demand"},
+    )  # fmt: skip
+    assert_clean(at)
+    t = run("train", *_7B, "--price", "aws-p5-on-demand").stdout.splitlines()
+    hours, _, band = (
+        next(x for x in t if x.startswith("GPU-hours ")).split(None, 1)[1].partition(" (band ")
+    )
+    usd_band = next(x for x in t if x.startswith("cost ")).split("(band ")[1].rstrip(")")
+    assert metrics(at)["GPU-hours"] == hours
+    caption = next(c.value for c in at.caption if "Expected-error band" in c.value)
+    assert f"{band.rstrip(')')} GPU-hours, {usd_band}" in caption, caption
