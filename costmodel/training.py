@@ -268,7 +268,23 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
 
     A GPU is never priced with another GPU's price (a B200 at an H100 rate, an 80 GB A100 at a
     40 GB A100 rate).
+
+    ``gpu``: a GPU's name, or a :class:`~costmodel.hardware.GPU` (``cm.cluster("dgx-h100").gpu``),
+    read by its name as :func:`prices_for_gpu` reads it; anything else is refused naming ``gpu``
+    (a GPU object was compared with the preset's GPU name, and its own price refused).
     """
+    from .hardware import GPU, Cluster
+
+    if isinstance(gpu, GPU):
+        gpu = gpu.name
+    elif not isinstance(gpu, str):
+        from ._checks import said
+
+        shown = f"the cluster {gpu.name!r}" if isinstance(gpu, Cluster) else said(gpu)
+        raise ValueError(
+            f"gpu: expected one GPU preset name (`cm.presets.names()`) or a `cm.GPU` "
+            f"(a cluster's `.gpu`), got {shown}"
+        )
     p = load_price(price)
     if p.gpu != gpu:
         match = published_prices(gpu)
@@ -592,9 +608,9 @@ def training_cost(
     flops_per_token, peak_flops
         Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU
         (``peak_flops`` alone is refused: it gives nothing without ``flops_per_token``).
-    gpu : str, optional
-        The GPU preset the run uses: a ``price`` published for another GPU is an error
-        (:func:`check_price_gpu`).
+    gpu : str or costmodel.hardware.GPU, optional
+        The GPU preset the run uses (its name, or the GPU: ``cm.cluster("dgx-h100").gpu``): a
+        ``price`` published for another GPU is an error (:func:`check_price_gpu`).
     today : datetime.date, optional
         The date the price's age is measured at (default: the system date).
     params : float, optional

@@ -139,3 +139,26 @@ def test_the_step_pages_cost_caption_gives_the_gpu_hours_band_train_gives():
     assert metrics(at)["GPU-hours"] == hours
     caption = next(c.value for c in at.caption if "Expected-error band" in c.value)
     assert f"{band.rstrip(')')} GPU-hours, {usd_band}" in caption, caption
+
+
+# --- the GPU a price is checked against, given as a GPU ------------------------------------------
+def test_a_gpu_object_is_checked_by_its_name():
+    """`training_cost(..., price="aws-p5-on-demand", gpu=cm.cluster("dgx-h100").gpu)` refused
+    the H100's own price ("a price for h100-sxm, not for this cluster's GPU name='h100-sxm'
+    description=..."): the GPU was compared with the preset's GPU name. `prices_for_gpu` takes
+    the same GPU by its name."""
+    run_ = dict(steps=10, tokens_per_step=1e6, step_time_s=1.0, ranks=8)
+    h100 = cm.cluster("dgx-h100").gpu
+    c = cm.training_cost(**run_, price="aws-p5-on-demand", gpu=h100)
+    assert c.cost_usd == pytest.approx(8 * 10 / 3600 * 6.88)
+    assert c.price == "aws-p5-on-demand"
+    assert "aws-p5-on-demand" in cm.training.prices_for_gpu(h100)
+    with pytest.raises(ValueError, match="^price: lambda-b200-on-demand is a price for b200, not"):
+        cm.training_cost(**run_, price="lambda-b200-on-demand", gpu=h100)
+    for bad, shown in ((cm.cluster("dgx-h100"), "the cluster 'dgx-h100'"), (3, "3")):
+        with pytest.raises(ValueError) as e:
+            cm.training_cost(**run_, price="aws-p5-on-demand", gpu=bad)
+        assert str(e.value) == (
+            "gpu: expected one GPU preset name (`cm.presets.names()`) or a `cm.GPU` (a "
+            f"cluster's `.gpu`), got {shown}"
+        )
