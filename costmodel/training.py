@@ -268,7 +268,23 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
 
     A GPU is never priced with another GPU's price (a B200 at an H100 rate, an 80 GB A100 at a
     40 GB A100 rate).
+
+    ``gpu``: a GPU's name, or a :class:`~costmodel.hardware.GPU` (``cm.cluster("dgx-h100").gpu``),
+    read by its name as :func:`prices_for_gpu` reads it; anything else is refused naming ``gpu``
+    (a GPU object was compared with the preset's GPU name, and its own price refused).
     """
+    from .hardware import GPU, Cluster
+
+    if isinstance(gpu, GPU):
+        gpu = gpu.name
+    elif not isinstance(gpu, str):
+        from ._checks import said
+
+        shown = f"the cluster {gpu.name!r}" if isinstance(gpu, Cluster) else said(gpu)
+        raise ValueError(
+            f"gpu: expected one GPU preset name (`cm.presets.names()`) or a `cm.GPU` "
+            f"(a cluster's `.gpu`), got {shown}"
+        )
     p = load_price(price)
     if p.gpu != gpu:
         match = published_prices(gpu)
@@ -291,8 +307,17 @@ def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
     'price aws-p5-capacity-block is from 2026'
     >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))
     ''
+
+    A :class:`datetime.datetime` (``datetime.now()``) is read as its date; anything else that
+    is no date is refused, naming ``today``.
     """
     p = load_price(price)
+    if isinstance(today, _dt.datetime):  # a date and a time: its day (date - datetime raised)
+        today = today.date()
+    elif today is not None and not isinstance(today, _dt.date):
+        from ._checks import said
+
+        raise ValueError(f"today: expected a datetime.date, got {said(today)}")
     now = today or _dt.date.today()
     age = (now - p.day).days
     if age <= STALE_PRICE_DAYS:
@@ -374,6 +399,10 @@ class TrainingCost:
     # no node given, the GPUs used
     billed_ranks: int | None = None
     billing_note: str = ""  # "" or "billed for N GPUs per node (the whole instance), M used"
+    # the price preset's name and how it is bought (Price.terms_label: "on-demand", "spot",
+    # "capacity-block", "committed-1y"); None: a typed price, or none
+    price: str | None = None
+    price_terms: str | None = None
 
     @property
     def billed_gpu_hours(self) -> float:
@@ -579,9 +608,9 @@ def training_cost(
     flops_per_token, peak_flops
         Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU
         (``peak_flops`` alone is refused: it gives nothing without ``flops_per_token``).
-    gpu : str, optional
-        The GPU preset the run uses: a ``price`` published for another GPU is an error
-        (:func:`check_price_gpu`).
+    gpu : str or costmodel.hardware.GPU, optional
+        The GPU preset the run uses (its name, or the GPU: ``cm.cluster("dgx-h100").gpu``): a
+        ``price`` published for another GPU is an error (:func:`check_price_gpu`).
     today : datetime.date, optional
         The date the price's age is measured at (default: the system date).
     params : float, optional
@@ -668,8 +697,10 @@ def training_cost(
     instance_gpus: int | None = None
     price_date = None
     warning = ""
+    price_name = terms = None
     if price is not None:
         pr = check_price_gpu(price, gpu) if gpu is not None else load_price(price)
+        price_name, terms = pr.name, pr.terms_label
         instance_gpus = pr.gpus_per_instance
         usd = pr.usd_per_gpu_hour
         price_date = pr.date
@@ -765,6 +796,8 @@ def training_cost(
         price_note=note,
         price_date=price_date,
         price_warning=warning,
+        price=price_name,
+        price_terms=terms,
         notes=tuple(scale_notes(params)) if params is not None else (),
         flops_per_token=c_tok,
         mfu=mfu,

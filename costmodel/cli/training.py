@@ -2564,11 +2564,23 @@ def _cost_text(costs: dict[str, Any]) -> str:
         )
     )
     rows.append(("GPU-hours", *(units.format_gpu_hours(costs[k].gpu_hours) for k in sides)))
+    # the GPU-hours and the dollars carry the step's band as the wall clock does (train prints
+    # all three; the table gave the wall clock's alone, the dollars read as exact)
+    rows.append(
+        (
+            "GPU-hours band",
+            *(
+                _band_range(costs[k].gpu_hours_band, units.format_gpu_hours) or "unknown"
+                for k in sides
+            ),
+        )
+    )
     rows.append(
         (
             "price per GPU-hour",
             *(
                 f"${units.format_usd_rate(costs[k].usd_per_gpu_hour)}"
+                + (f" ({costs[k].price_terms})" if costs[k].price_terms else "")
                 if costs[k].usd_per_gpu_hour
                 else "-"
                 for k in sides
@@ -2583,6 +2595,18 @@ def _cost_text(costs: dict[str, Any]) -> str:
             )
         )
     rows.append(("cost [USD]", *(money(costs[k]) for k in sides)))
+    rows.append(
+        (
+            "cost band",
+            *(
+                "-"
+                if costs[k].cost_usd is None
+                else _band_range(costs[k].cost_usd_band, lambda v: f"${units.format_usd(v)}")
+                or "unknown"
+                for k in sides
+            ),
+        )
+    )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -2909,7 +2933,8 @@ def train(
         ),
     ]
     if cost.cost_usd is not None:
-        when = f", as of {cost.price_date}" if cost.price_date else " (given)"
+        # how the preset is bought beside its rate (a spot or a 3-year rate is no on-demand one)
+        when = f" ({cost.price_terms}), as of {cost.price_date}" if cost.price_date else " (given)"
         rows.append(
             ("price", f"${units.format_usd_rate(cost.usd_per_gpu_hour)} per GPU-hour{when}")
         )

@@ -1258,11 +1258,13 @@ def _cost_metrics(
     )
     if source == "default" and price is None and placeholder_warning is not None:
         _placeholder_warning(*placeholder_warning)
-    db, cb = cost.wall_days_band, cost.cost_usd_band
+    db, hb, cb = cost.wall_days_band, cost.gpu_hours_band, cost.cost_usd_band
     unit = elapsed_unit(wall_s)  # the band in the wall clock's unit, as the CLI's
     band = (
         f" Expected-error band (the step's): {format_elapsed_in(db[0] * training.SECONDS_PER_DAY, unit)}-"
         f"{format_elapsed_in(db[1] * training.SECONDS_PER_DAY, unit)} {unit[1]}"
+        # the GPU-hours' band too, as the CLI's train prints it beside the same figure
+        + (f", {format_gpu_hours(hb[0])}-{format_gpu_hours(hb[1])} GPU-hours" if hb else "")
         + (f", ${format_usd(cb[0])}-${format_usd(cb[1])}" if cb is not None else "")
         + (
             f", extrapolated beyond {result.band_extrapolated_beyond}"
