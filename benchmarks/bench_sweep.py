@@ -71,14 +71,20 @@ def grid_for(rows: int) -> sw.Grid:
     names = _networked_presets()
     algorithms = list(collectives.ALGORITHMS["all_reduce"])
     per_size = len(names) * len(algorithms) * len(NODES)
-    n_sizes = int(np.ceil(rows / per_size))
+    sizes = whole_byte_sizes(int(np.ceil(rows / per_size)))
+    return sw.make_grid(
+        preset=names, model="lesson", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
+    )
+
+
+def whole_byte_sizes(n_sizes: int) -> np.ndarray:
+    """``n_sizes`` distinct log-spaced sizes from 8 B to 16 GB, in whole bytes (a sweep's
+    ``size`` axis refuses a fraction of a byte)."""
     sizes = np.unique(np.round(np.geomspace(8, 16e9, n_sizes)).astype(np.int64))
     extra = n_sizes - sizes.size  # rounding merged a few small sizes: pad at the top
     if extra > 0:
         sizes = np.concatenate([sizes, sizes[-1] + np.arange(1, extra + 1)])
-    return sw.make_grid(
-        preset=names, model="lesson", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
-    )
+    return sizes
 
 
 NCCL_ALGORITHMS = ["auto", "ring", "tree"]
@@ -91,7 +97,7 @@ def model_grid(rows: int, model: str) -> sw.Grid:
         list(collectives.ALGORITHMS["all_reduce"])[:3] if model == "textbook" else NCCL_ALGORITHMS
     )
     per_size = len(names) * len(algorithms) * len(NODES)
-    sizes = np.geomspace(8, 16e9, int(np.ceil(rows / per_size)))
+    sizes = whole_byte_sizes(int(np.ceil(rows / per_size)))
     return sw.make_grid(
         preset=names, model=model, algorithm=algorithms, nodes=NODES, size=sizes.tolist()
     )
