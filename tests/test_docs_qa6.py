@@ -59,3 +59,33 @@ def test_bench_formulas_refuses_no_rows_or_no_repeat_in_one_line(bad):
     assert r.returncode == 2
     assert f"error: {bad[0]} must be at least 1" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_bench_memory_estimators_without_its_extra_says_so_in_one_line():
+    """Without DeepSpeed and llm-analysis (the ``bench`` extra, which ``make bench-estimators``
+    installs) the benchmark stopped with a ModuleNotFoundError traceback; it names the missing
+    packages and how to get them. The references are hidden from the child either way, so the
+    check runs the same with or without the extra."""
+    hide = (
+        "import importlib.util as u, runpy, sys\n"
+        "real = u.find_spec\n"
+        "u.find_spec = lambda name, *a: None if name in ('deepspeed', 'llm_analysis') "
+        "else real(name, *a)\n"
+        "sys.argv = [sys.argv[1], '--configs', '10']\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    script = ROOT / "benchmarks" / "bench_memory_estimators.py"
+    r = subprocess.run(
+        [sys.executable, "-c", hide, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last == (
+        "bench_memory_estimators.py: error: needs deepspeed and llm-analysis (the bench extra): "
+        "make bench-estimators, or pip install -e '.[bench]'"
+    )
+    assert "Traceback" not in r.stderr
