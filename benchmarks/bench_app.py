@@ -501,7 +501,7 @@ def _report_split(paint: dict[tuple[str, str], dict[str, list[Load]]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-browser", action="store_true", help="skip the first-paint part")
     parser.add_argument("--no-rerun", action="store_true", help="skip the AppTest rerun part")
     parser.add_argument("--pages", help="first paint of these pages only: collectives,validate")

@@ -80,7 +80,7 @@ def page_source(kind: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed", *ELEMENTS])
     )

@@ -89,3 +89,32 @@ def test_bench_memory_estimators_without_its_extra_says_so_in_one_line():
         "make bench-estimators, or pip install -e '.[bench]'"
     )
     assert "Traceback" not in r.stderr
+
+
+def _descriptions() -> dict[str, str]:
+    """Each benchmark's ``--help`` description, as its ``ArgumentParser(description=...)``
+    makes it from the module docstring (read from the source: nothing is imported)."""
+    import ast
+
+    out = {}
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree, clean=False)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "ArgumentParser":
+                for kw in node.keywords:
+                    if kw.arg == "description":
+                        expr = ast.Expression(kw.value)
+                        code = compile(expr, str(path), "eval")
+                        out[path.name] = eval(code, {"__doc__": doc})  # noqa: S307
+    return out
+
+
+def test_every_benchmarks_help_says_a_whole_sentence():
+    """``bench_app.py --help`` described itself as "... (AppTest), the work before" and
+    ``bench_input_kinds.py --help`` as "... the bare page of benchmarks/bench_app.py with": the
+    first line of a docstring whose sentence runs on. The first paragraph is whole."""
+    found = _descriptions()
+    assert len(found) >= 10, sorted(found)
+    cut = {name: text for name, text in found.items() if not text.rstrip().endswith((".", ")"))}
+    assert not cut, cut
