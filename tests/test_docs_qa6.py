@@ -118,3 +118,120 @@ def test_every_benchmarks_help_says_a_whole_sentence():
     assert len(found) >= 10, sorted(found)
     cut = {name: text for name, text in found.items() if not text.rstrip().endswith((".", ")"))}
     assert not cut, cut
+
+
+# -- the command lines the README's skipped blocks and the docs' fenced blocks write ----------
+
+
+def _parse(line: str) -> str | None:
+    """Parse a ``costmodel ...`` line as the CLI would, without running the command: None when
+    it parses, else the CLI's reason (an unknown option, a missing one, a value of the wrong
+    type)."""
+    import shlex
+
+    import typer
+
+    from costmodel import cli
+    from costmodel.cli import _common
+
+    args = shlex.split(line, comments=True)
+    assert args[0] == "costmodel", line
+    cmd, name, rest = typer.main.get_command(cli.app), "costmodel", args[1:]
+    while hasattr(cmd, "commands"):
+        if not rest or rest[0] not in cmd.commands:
+            return f"no command {rest[:1]}"
+        cmd, name, rest = cmd.commands[rest[0]], rest[0], rest[1:]
+    try:
+        cmd.make_context(name, list(rest))
+    except typer.Exit:
+        return None
+    except Exception as exc:  # the CLI's own usage errors (typer's click)
+        return getattr(exc, "format_message", lambda: str(exc))()
+    finally:
+        _common._PENDING_WARNINGS.clear()
+        _common._COMMAND.clear()
+    return None
+
+
+def _fenced_costmodel_lines() -> list[tuple[str, str]]:
+    """Every ``costmodel`` line of a fenced block in docs/*.md, and of the README blocks the
+    README test skips (continuations joined, comments dropped)."""
+    from tests.test_readme import BLOCKS, _commands
+
+    out = []
+    for b in BLOCKS:
+        if b["skip"] and b["lang"] == "sh":
+            out += [(f"README.md:{b['line']}", ln) for ln in _commands(b["code"])]
+    for md in sorted((ROOT / "docs").glob("*.md")):
+        inside, block, start = False, [], 0
+        for i, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("```"):
+                if inside:
+                    where = f"docs/{md.name}:{start}"
+                    out += [(where, ln) for ln in _commands("\n".join(block))]
+                inside, block, start = not inside, [], i
+            elif inside:
+                block.append(line)
+    return [(w, ln.strip()) for w, ln in out if ln.strip().startswith("costmodel ")]
+
+
+FENCED = _fenced_costmodel_lines()
+
+
+def test_the_fenced_lines_are_found():
+    assert len(FENCED) >= 10
+    assert any(w.startswith("README.md") for w, _ in FENCED)
+    # the parse check itself: an unknown option, a bad value and a missing one are caught
+    assert "--nodez" in (_parse("costmodel step --nodez 3") or "")
+    assert "--nodes" in (_parse("costmodel step --nodes abc") or "")
+    assert _parse("costmodel calibrate runs.jsonl --cluster dgx-h100") is not None
+    assert _parse("costmodel step --arch llama-3.1-8b --nodes 2") is None
+
+
+@pytest.mark.parametrize(("where", "line"), FENCED, ids=[f"{w} {ln}" for w, ln in FENCED])
+def test_every_fenced_command_line_parses(where, line):
+    """A command the docs write in a block, or one the README test cannot run here (a GPU, a
+    cluster, a Dask scheduler), still has every option it names, with a value of its type."""
+    assert _parse(line) is None, f"{where}: {line}: {_parse(line)}"
+
+
+def test_the_validation_blocks_torch_and_compute_job_lines_parse():
+    """The README's validation block launches the torch job with torchrun and names the
+    compute job's module; both parsers take what it and docs/CONTRACTS.md write."""
+    from costmodel.validation import compute_bench, torch_bench
+
+    torch_bench.build_parser().parse_args(
+        "-o results.jsonl --backend gloo --ops all_reduce --min-bytes 4KiB --max-bytes 64MiB "
+        "--iters 3 --ddp --ddp-params 4M --bucket-cap-mb 1,25 --accumulation 4 "
+        "--ddp-steps 7".split()
+    )
+    compute_bench.build_parser().parse_args(
+        "--arch llama-3.1-8b --layers 2 --seq 4096 --micro-batch 1 --steps 10 --warmup 3 "
+        "--dtype bf16 --cluster auto --optimizer adamw -o compute.jsonl".split()
+    )
+
+
+def test_the_lines_of_the_skipped_validation_block_that_need_no_gpu_run(tmp_path, monkeypatch):
+    """The validation block is skipped by the README test (nccl-tests, GPUs, torchrun), but two
+    of its lines need none of that: the torchrun line ``--dry-run`` prints, and the step priced
+    from a measured compute time. They run here verbatim."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    monkeypatch.chdir(tmp_path)
+    lines = [
+        ln
+        for w, ln in FENCED
+        if w.startswith("README.md") and ("--dry-run" in ln or ln.startswith("costmodel step "))
+    ]
+    assert len(lines) == 2, lines
+    for line in lines:
+        r = CliRunner().invoke(cli.app, shlex.split(line, comments=True)[1:])
+        assert r.exit_code == 0, (line, r.stderr, r.stdout[-2000:])
+        assert "Traceback" not in r.stdout
+    dry = CliRunner().invoke(cli.app, shlex.split(lines[0], comments=True)[1:])
+    assert "costmodel.validation.torch_bench" in dry.stdout
+    assert not (tmp_path / "results.jsonl").exists()  # a dry run writes nothing
