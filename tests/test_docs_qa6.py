@@ -146,7 +146,8 @@ def _parse(line: str) -> str | None:
     except typer.Exit:
         return None
     except Exception as exc:  # the CLI's own usage errors (typer's click)
-        return getattr(exc, "format_message", lambda: str(exc))()
+        fmt = getattr(exc, "format_message", None)
+        return fmt() if fmt else str(exc)
     finally:
         _common._PENDING_WARNINGS.clear()
         _common._COMMAND.clear()
