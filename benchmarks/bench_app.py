@@ -535,6 +535,10 @@ def main() -> int:
         "work before it and the draw (traces each load's tasks too)",
     )
     args = parser.parse_args()
+    for flag, least in (("--repeats", 1),):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     os.chdir(ROOT)
     ok = True
     print(

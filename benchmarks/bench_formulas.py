@@ -235,10 +235,10 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scalar-only", action="store_true", help="only the scalar-call table")
     args = parser.parse_args()
-    if args.rows < 1:
-        parser.error(f"--rows must be at least 1 (got {args.rows})")
-    if args.repeat < 1:
-        parser.error(f"--repeat must be at least 1 (got {args.repeat})")
+    for flag, least in (("--rows", 1), ("--repeat", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     if not args.scalar_only:
         main(rows=args.rows, repeat=args.repeat)
     scalar_main(repeat=args.repeat)

@@ -197,6 +197,10 @@ if __name__ == "__main__":
     parser.add_argument("--loop-configs", type=int, default=0, help="0: all")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    for flag, least in (("--configs", 1), ("--loop-configs", 0), ("--repeat", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     missing = missing_references()
     if missing:
         parser.error(

@@ -469,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
         help="only every model on the 5-preset x 8,192-node x 31-size grid, side by side",
     )
     args = p.parse_args(argv)
+    for flag, least in (("--rows", 1), ("--stream-rows", 1), ("--chunk-rows", 1), ("--pairs", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            p.error(f"{flag} must be at least {least} (got {value:g})")
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
         return 0

@@ -256,3 +256,43 @@ def test_make_bench_runs_every_benchmark_the_speed_table_names():
     assert named - set(recipe["bench"]) == {"bench_memory_estimators.py"}
     assert recipe["bench-estimators"] == ["bench_memory_estimators.py"]
     assert "`make bench-estimators`" in readme
+
+
+#: each benchmark's count options and the least each takes (0 repeats printed "NOT met" or
+#: stopped with a traceback: an empty median, an unbound frame, a log of no rows)
+COUNTS = [
+    ("bench_formulas.py", "--rows", 1),
+    ("bench_formulas.py", "--repeat", 1),
+    ("bench_parse.py", "--rows", 1),
+    ("bench_parse.py", "--repeat", 1),
+    ("bench_import.py", "--repeat", 1),
+    ("bench_strategy.py", "--repeat", 1),
+    ("bench_strategy.py", "--pairs", 1),
+    ("bench_distributed.py", "--rows", 1),
+    ("bench_distributed.py", "--workers", 1),
+    ("bench_distributed.py", "--partition-rows", 0),
+    ("bench_memory_estimators.py", "--configs", 1),
+    ("bench_memory_estimators.py", "--loop-configs", 0),
+    ("bench_memory_estimators.py", "--repeat", 1),
+    ("bench_sweep.py", "--rows", 1),
+    ("bench_sweep.py", "--stream-rows", 1),
+    ("bench_sweep.py", "--chunk-rows", 1),
+    ("bench_sweep.py", "--pairs", 1),
+    ("bench_input_kinds.py", "--repeats", 1),
+    ("bench_app.py", "--repeats", 1),
+]
+
+
+@pytest.mark.parametrize(("script", "flag", "least"), COUNTS)
+def test_a_benchmarks_count_below_its_least_is_one_line(script, flag, least, monkeypatch, capsys):
+    """``bench_parse.py --repeat 0`` stopped with an UnboundLocalError, ``bench_strategy.py
+    --repeat 0`` with "no median for empty data", ``--rows 0`` with a parse error of an empty
+    log: every count is checked as the options are read, before anything runs."""
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", [script, flag, str(least - 1)])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(ROOT / "benchmarks" / script), run_name="__main__")
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"{script}: error: {flag} must be at least {least} (got {least - 1})"
