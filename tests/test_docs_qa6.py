@@ -296,3 +296,42 @@ def test_a_benchmarks_count_below_its_least_is_one_line(script, flag, least, mon
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == f"{script}: error: {flag} must be at least {least} (got {least - 1})"
+
+
+def _benchmark_options() -> dict[str, set[str]]:
+    """Each benchmark's ``--options``, read from its ``add_argument`` calls."""
+    import ast
+
+    out = {}
+    for path in (ROOT / "benchmarks").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out[path.name] = {"--help"} | {
+            a.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
+            for a in node.args
+            if isinstance(a, ast.Constant) and str(a.value).startswith("--")
+        }
+    return out
+
+
+def test_every_benchmark_option_written_is_one_of_its_options():
+    """A benchmark line the README, the docs, the Makefile or a benchmark's own usage writes
+    (``bench_app.py --no-rerun --cached-only ...``) names only options that script has."""
+    import re
+
+    options = _benchmark_options()
+    sources = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
+    sources += sorted((ROOT / "benchmarks").glob("*.py"))
+    seen, unknown = set(), []
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        spans = re.findall(r"`([^`]*)`", text.replace("\n", " ")) + text.splitlines()
+        for span in spans:
+            for m in re.finditer(r"(bench_\w+\.py)((?:\s+(?:--[\w-]+|[^\s-]\S*))*)", span):
+                for flag in re.findall(r"(?<!\S)--[\w-]+", m[2]):
+                    seen.add((m[1], flag))
+                    if flag not in options.get(m[1], {flag}):
+                        unknown.append(f"{path.name}: {m[1]} {flag}")
+    assert len(seen) >= 15, sorted(seen)
+    assert not unknown, unknown
