@@ -14,7 +14,10 @@ default) in a child process, whose peak RSS is compared with the 1e6-row in-memo
 
 Every model (lesson, textbook, nccl, nccl-table) is also timed on one grid, side by side in this
 one process: 5 presets x nodes 1..8,192 x 31 sizes (1,269,760 rows each) to a DataFrame; goal
->= 1e6 rows/s for every model.
+>= 1e6 rows/s for every model. Then the realistic models against the textbook
+(``--models-only``: only this part): presets x nodes x sizes x 3 algorithms of ``--rows`` rows
+to Parquet for ``textbook``, ``nccl`` and ``nccl-table`` in turn, in this process; goal ``nccl``
+>= 1e6 rows/CPU-s and within 2x of the textbook.
 
 A step sweep's ``strategy=all`` (``--step-all``): every layout the advisor ranks (ddp, zero1,
 zero2, fsdp with and without resharding, hsdp at each group size) of Llama-3.1-8B on 1..16 DGX
