@@ -335,3 +335,29 @@ def test_every_benchmark_option_written_is_one_of_its_options():
                         unknown.append(f"{path.name}: {m[1]} {flag}")
     assert len(seen) >= 15, sorted(seen)
     assert not unknown, unknown
+
+
+def test_the_skipped_python_blocks_compile_and_call_sweep_with_its_parameters():
+    """The README's Dask and Slurm examples cannot run here (a scheduler, a Slurm cluster);
+    each still compiles, and every keyword it gives ``cm.sweep`` is one of its parameters or an
+    axis of the collective grid."""
+    import ast
+    import inspect
+
+    import costmodel as cm
+    from costmodel.sweep.grid import AXES
+    from tests.test_readme import BLOCKS
+
+    # its own parameters, and the collective grid's axes (``**axes``)
+    params = set(inspect.signature(cm.sweep).parameters) - {"axes"} | set(AXES["collective"])
+    skipped = [b for b in BLOCKS if b["skip"] and b["lang"] == "python"]
+    assert len(skipped) >= 2
+    calls = 0
+    for b in skipped:
+        tree = ast.parse(b["code"], f"README.md:{b['line']}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "cm.sweep":
+                calls += 1
+                given = {kw.arg for kw in node.keywords}
+                assert given <= params, (b["line"], given - params)
+    assert calls >= 3
