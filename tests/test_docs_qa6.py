@@ -361,3 +361,44 @@ def test_the_skipped_python_blocks_compile_and_call_sweep_with_its_parameters():
                 given = {kw.arg for kw in node.keywords}
                 assert given <= params, (b["line"], given - params)
     assert calls >= 3
+
+
+def _inline_commands() -> list[tuple[str, str]]:
+    """Every ```costmodel ...``` span of README.md and docs/*.md written as a whole command:
+    no ``...``, no placeholder (``NAME``, ``[--nodes N]``, ``a|b``), and at least one value
+    given (``costmodel step --ranks --bandwidth`` names two options)."""
+    import re
+
+    out = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8").replace("\n", " ")
+        for span in re.findall(r"`(costmodel [^`]+)`", text):
+            words = span.split()
+            placeholder = any(re.fullmatch(r"[A-Z][A-Z_]*", w) for w in words)
+            if "..." in span or "[" in span or "|" in span or placeholder:
+                continue
+            first = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+            if all(w.startswith("--") for w in words[first:]):
+                continue  # options named, no value given: a mention, not a command
+            out.append((path.name, " ".join(words)))
+    return out
+
+
+INLINE = _inline_commands()
+
+
+def test_every_whole_inline_command_parses():
+    """A command the prose writes whole (``costmodel step --arch llama-3.1-8b --nodes 16
+    --compute-time 407ms``) names options its command has, each with a value of its type; a
+    span naming a command and one option (``costmodel step --cluster``) may leave out the
+    value and what the command also requires."""
+    assert len(INLINE) >= 12
+    wrong = []
+    for where, line in INLINE:
+        why = _parse(line)
+        if why is None or why.startswith(("Missing option", "Missing argument")):
+            continue
+        if why.endswith("requires an argument."):
+            continue
+        wrong.append(f"{where}: {line}: {why}")
+    assert not wrong, "\n".join(wrong)
