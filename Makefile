@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_formulas.py
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_parse.py
+	$(BIN)/python benchmarks/bench_import.py
 	$(BIN)/python benchmarks/bench_app.py
 	$(BIN)/python benchmarks/bench_strategy.py
 	$(BIN)/python benchmarks/bench_load.py

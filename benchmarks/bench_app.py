@@ -501,7 +501,7 @@ def _report_split(paint: dict[tuple[str, str], dict[str, list[Load]]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-browser", action="store_true", help="skip the first-paint part")
     parser.add_argument("--no-rerun", action="store_true", help="skip the AppTest rerun part")
     parser.add_argument("--pages", help="first paint of these pages only: collectives,validate")
@@ -535,6 +535,10 @@ def main() -> int:
         "work before it and the draw (traces each load's tasks too)",
     )
     args = parser.parse_args()
+    for flag, least in (("--repeats", 1),):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     os.chdir(ROOT)
     ok = True
     print(

@@ -127,4 +127,8 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--partition-rows", type=int, default=0, help="0: automatic")
     args = parser.parse_args()
+    for flag, least in (("--rows", 1), ("--workers", 1), ("--partition-rows", 0)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     main(args.rows, args.realistic, args.workers, args.partition_rows)

@@ -67,6 +67,8 @@ def main(
     bare_rows: int = 30_000,
     seed: int = 0,
 ) -> list[dict[str, float | str]]:
+    # the loops time a subsample of the rows: never more rows than there are
+    loop_rows, bare_rows = min(loop_rows, rows), min(bare_rows, rows)
     rng = np.random.default_rng(seed)
     sizes = np.exp(rng.uniform(math.log(8.0), math.log(16 * 2.0**30), rows))  # 8 B .. 16 GiB
     ranks = rng.integers(2, 4097, rows).astype(float)
@@ -233,6 +235,10 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scalar-only", action="store_true", help="only the scalar-call table")
     args = parser.parse_args()
+    for flag, least in (("--rows", 1), ("--repeat", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     if not args.scalar_only:
         main(rows=args.rows, repeat=args.repeat)
     scalar_main(repeat=args.repeat)

@@ -81,4 +81,9 @@ def main(repeat: int = 9) -> dict[str, float]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
-    main(repeat=parser.parse_args().repeat)
+    args = parser.parse_args()
+    for flag, least in (("--repeat", 1),):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
+    main(repeat=args.repeat)

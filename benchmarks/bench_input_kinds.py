@@ -80,12 +80,16 @@ def page_source(kind: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed", *ELEMENTS])
     )
     parser.add_argument("--repeats", type=int, default=3, help="loads of each page in turn")
     args = parser.parse_args()
+    for flag, least in (("--repeats", 1),):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     kinds = args.kinds.split(",") if args.kinds else [*INPUTS, "mixed"]
     if not Path(CHROMIUM).exists():
         print(f"skipped: {CHROMIUM} is missing (apt-get install chromium)")

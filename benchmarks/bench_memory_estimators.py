@@ -30,6 +30,7 @@ Usage: ``python benchmarks/bench_memory_estimators.py [--configs 100000] [--loop
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import math
 import time
@@ -97,6 +98,15 @@ def _llm_analysis(cfg: dict[str, np.ndarray], idx: np.ndarray) -> tuple[np.ndarr
         state[j] = weights + n_layers * (opt_l + grad_l) + opt_e + grad_e + opt_n + grad_n
         params[j] = la.get_num_params_total()
     return params, state
+
+
+#: the reference estimators this benchmark compares with: (import name, package name)
+REFERENCES = (("deepspeed", "deepspeed"), ("llm_analysis", "llm-analysis"))
+
+
+def missing_references() -> list[str]:
+    """The packages of ``REFERENCES`` not installed here (package names, in order)."""
+    return [pkg for mod, pkg in REFERENCES if importlib.util.find_spec(mod) is None]
 
 
 def _deepspeed(params, cfg, idx) -> np.ndarray:
@@ -187,4 +197,14 @@ if __name__ == "__main__":
     parser.add_argument("--loop-configs", type=int, default=0, help="0: all")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    for flag, least in (("--configs", 1), ("--loop-configs", 0), ("--repeat", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
+    missing = missing_references()
+    if missing:
+        parser.error(
+            f"needs {' and '.join(missing)} (the bench extra): "
+            "make bench-estimators, or pip install -e '.[bench]'"
+        )
     main(args.configs, args.loop_configs, args.repeat)

@@ -34,6 +34,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    for flag, least in (("--rows", 1), ("--repeat", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            parser.error(f"{flag} must be at least {least} (got {value:g})")
     text = build_log(args.rows)
     times = []
     for _ in range(args.repeat):

@@ -172,6 +172,10 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    for flag, least in (("--repeat", 1), ("--pairs", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            ap.error(f"{flag} must be at least {least} (got {value:g})")
     if args.serve:
         _serve(args.arch)
         return

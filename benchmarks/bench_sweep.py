@@ -14,7 +14,10 @@ default) in a child process, whose peak RSS is compared with the 1e6-row in-memo
 
 Every model (lesson, textbook, nccl, nccl-table) is also timed on one grid, side by side in this
 one process: 5 presets x nodes 1..8,192 x 31 sizes (1,269,760 rows each) to a DataFrame; goal
->= 1e6 rows/s for every model.
+>= 1e6 rows/s for every model. Then the realistic models against the textbook
+(``--models-only``: only this part): presets x nodes x sizes x 3 algorithms of ``--rows`` rows
+to Parquet for ``textbook``, ``nccl`` and ``nccl-table`` in turn, in this process; goal ``nccl``
+>= 1e6 rows/CPU-s and within 2x of the textbook.
 
 A step sweep's ``strategy=all`` (``--step-all``): every layout the advisor ranks (ddp, zero1,
 zero2, fsdp with and without resharding, hsdp at each group size) of Llama-3.1-8B on 1..16 DGX
@@ -71,14 +74,20 @@ def grid_for(rows: int) -> sw.Grid:
     names = _networked_presets()
     algorithms = list(collectives.ALGORITHMS["all_reduce"])
     per_size = len(names) * len(algorithms) * len(NODES)
-    n_sizes = int(np.ceil(rows / per_size))
+    sizes = whole_byte_sizes(int(np.ceil(rows / per_size)))
+    return sw.make_grid(
+        preset=names, model="lesson", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
+    )
+
+
+def whole_byte_sizes(n_sizes: int) -> np.ndarray:
+    """``n_sizes`` distinct log-spaced sizes from 8 B to 16 GB, in whole bytes (a sweep's
+    ``size`` axis refuses a fraction of a byte)."""
     sizes = np.unique(np.round(np.geomspace(8, 16e9, n_sizes)).astype(np.int64))
     extra = n_sizes - sizes.size  # rounding merged a few small sizes: pad at the top
     if extra > 0:
         sizes = np.concatenate([sizes, sizes[-1] + np.arange(1, extra + 1)])
-    return sw.make_grid(
-        preset=names, model="lesson", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
-    )
+    return sizes
 
 
 NCCL_ALGORITHMS = ["auto", "ring", "tree"]
@@ -91,7 +100,7 @@ def model_grid(rows: int, model: str) -> sw.Grid:
         list(collectives.ALGORITHMS["all_reduce"])[:3] if model == "textbook" else NCCL_ALGORITHMS
     )
     per_size = len(names) * len(algorithms) * len(NODES)
-    sizes = np.geomspace(8, 16e9, int(np.ceil(rows / per_size)))
+    sizes = whole_byte_sizes(int(np.ceil(rows / per_size)))
     return sw.make_grid(
         preset=names, model=model, algorithm=algorithms, nodes=NODES, size=sizes.tolist()
     )
@@ -463,6 +472,10 @@ def main(argv: list[str] | None = None) -> int:
         help="only every model on the 5-preset x 8,192-node x 31-size grid, side by side",
     )
     args = p.parse_args(argv)
+    for flag, least in (("--rows", 1), ("--stream-rows", 1), ("--chunk-rows", 1), ("--pairs", 1)):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not value >= least:  # NaN too
+            p.error(f"{flag} must be at least {least} (got {value:g})")
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
         return 0
