@@ -108,3 +108,48 @@ def test_a_multi_node_step_on_an_inter_node_calibration_says_no_one_node_warning
         assert ACROSS_NODES_ONLY not in err, err
     err = _stderr("step", *ask, "--nodes", "1")
     assert err.count(ACROSS_NODES_ONLY) == 1, err
+
+
+def test_the_verdict_on_a_calibrated_cluster_says_a_calibration_answers(cal_toml: Path) -> None:
+    """The band of a calibrated cluster is unknown because the calibration answers (the CLI's
+    '± ?' note says so); the algorithms' verdict said "no bundled run measured this regime" on
+    multi-node InfiniBand, which six bundled runs measured. CLI, API and Collectives page say
+    the one reason (predict_all_algorithms' verdicts)."""
+    from costmodel.predict import CALIBRATED_VERDICT_WHY, predict_all_algorithms
+    from tests.test_app import open_page
+
+    r = predict_all_algorithms("all_reduce", [65536.0], str(cal_toml), nodes=2)
+    text = r.verdicts[0].text()
+    assert text.endswith(f"the expected error here is unknown: {CALIBRATED_VERDICT_WHY}"), text
+    assert "no bundled run" not in text
+    out = _ok(
+        ["collective", "all_reduce", "--size", "64KiB", "--cluster", str(cal_toml)]
+        + ["--nodes", "2", "--algorithm", "all"]
+    )
+    assert f"fastest at 64 KiB: {text}" in out, out
+    # the page, as a user picks the calibration from a presets folder
+    folder = cal_toml.parent / "presets"
+    (folder / "calibrations").mkdir(parents=True, exist_ok=True)
+    (folder / "calibrations" / "cal.toml").write_text(cal_toml.read_text())
+    import os
+
+    import streamlit
+
+    old = os.environ.get("COSTMODEL_PRESETS")
+    os.environ["COSTMODEL_PRESETS"] = str(folder)
+    streamlit.cache_data.clear()
+    try:
+        at = open_page(
+            "page_collectives.py",
+            {"view": "A model on a cluster preset", "nccl_cluster": "cal", "nccl_nodes": "2"}
+            | {"size_text": "64KiB"},
+        )
+    finally:
+        if old is None:
+            os.environ.pop("COSTMODEL_PRESETS")
+        else:
+            os.environ["COSTMODEL_PRESETS"] = old
+        streamlit.cache_data.clear()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    said = " ".join(c.value.replace("\\", "") for c in at.caption)
+    assert CALIBRATED_VERDICT_WHY in said and "no bundled run measured" not in said, said
