@@ -110,7 +110,9 @@ def test_a_multi_node_step_on_an_inter_node_calibration_says_no_one_node_warning
     assert err.count(ACROSS_NODES_ONLY) == 1, err
 
 
-def test_the_verdict_on_a_calibrated_cluster_says_a_calibration_answers(cal_toml: Path) -> None:
+def test_the_verdict_on_a_calibrated_cluster_says_a_calibration_answers(
+    cal_toml: Path, presets_folder: Path
+) -> None:
     """The band of a calibrated cluster is unknown because the calibration answers (the CLI's
     '± ?' note says so); the algorithms' verdict said "no bundled run measured this regime" on
     multi-node InfiniBand, which six bundled runs measured. CLI, API and Collectives page say
@@ -128,28 +130,52 @@ def test_the_verdict_on_a_calibrated_cluster_says_a_calibration_answers(cal_toml
     )
     assert f"fastest at 64 KiB: {text}" in out, out
     # the page, as a user picks the calibration from a presets folder
-    folder = cal_toml.parent / "presets"
-    (folder / "calibrations").mkdir(parents=True, exist_ok=True)
-    (folder / "calibrations" / "cal.toml").write_text(cal_toml.read_text())
-    import os
-
-    import streamlit
-
-    old = os.environ.get("COSTMODEL_PRESETS")
-    os.environ["COSTMODEL_PRESETS"] = str(folder)
-    streamlit.cache_data.clear()
-    try:
-        at = open_page(
-            "page_collectives.py",
-            {"view": "A model on a cluster preset", "nccl_cluster": "cal", "nccl_nodes": "2"}
-            | {"size_text": "64KiB"},
-        )
-    finally:
-        if old is None:
-            os.environ.pop("COSTMODEL_PRESETS")
-        else:
-            os.environ["COSTMODEL_PRESETS"] = old
-        streamlit.cache_data.clear()
+    at = open_page(
+        "page_collectives.py",
+        {"view": "A model on a cluster preset", "nccl_cluster": "cal", "nccl_nodes": "2"}
+        | {"size_text": "64KiB"},
+    )
     assert not at.exception and not at.error, [e.value for e in at.error]
     said = " ".join(c.value.replace("\\", "") for c in at.caption)
     assert CALIBRATED_VERDICT_WHY in said and "no bundled run measured" not in said, said
+
+
+@pytest.fixture
+def presets_folder(cal_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A COSTMODEL_PRESETS folder holding the calibration (its name: 'cal'), as the pages list
+    it among the clusters; the pages' caches emptied before and after."""
+    import streamlit
+
+    folder = tmp_path / "presets"
+    (folder / "calibrations").mkdir(parents=True)
+    (folder / "calibrations" / "cal.toml").write_text(cal_toml.read_text())
+    monkeypatch.setenv("COSTMODEL_PRESETS", str(folder))
+    streamlit.cache_data.clear()
+    yield folder
+    monkeypatch.delenv("COSTMODEL_PRESETS")
+    streamlit.cache_data.clear()
+
+
+PAGES = [
+    ("page_collectives.py", {"view": "A model on a cluster preset", "size_text": "64KiB"}, "nccl"),
+    ("page_cluster.py", {}, "cl"),
+    ("page_ddp.py", {}, "ddp"),
+]
+
+
+@pytest.mark.parametrize(("page_file", "query", "prefix"), PAGES, ids=[p for p, _, _ in PAGES])
+def test_the_pages_say_the_calibration_warning_the_cli_says(
+    presets_folder: Path, page_file: str, query: dict, prefix: str
+) -> None:
+    """One node of a calibration fitted across nodes only is answered by the uncalibrated
+    model; `collective`/`step` say so on stderr, the Collectives, Cluster and Training step
+    pages said nothing (the warning went to the server's log). Two nodes: no such box."""
+    from tests.test_app import open_page
+
+    boxes = {}
+    for nodes in ("1", "2"):
+        at = open_page(page_file, {**query, f"{prefix}_cluster": "cal", f"{prefix}_nodes": nodes})
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        boxes[nodes] = [w.value for w in at.warning if ACROSS_NODES_ONLY in w.value]
+    assert len(boxes["1"]) == 1 and "uses the uncalibrated nccl model" in boxes["1"][0]
+    assert boxes["2"] == []
