@@ -179,3 +179,29 @@ def test_the_pages_say_the_calibration_warning_the_cli_says(
         boxes[nodes] = [w.value for w in at.warning if ACROSS_NODES_ONLY in w.value]
     assert len(boxes["1"]) == 1 and "uses the uncalibrated nccl model" in boxes["1"][0]
     assert boxes["2"] == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ("nodes = [\n    2,", "nodes = [\n    0,", "fabric.nodes"),
+        ("gpus_per_node = [\n    8,", "gpus_per_node = [\n    -8,", "fabric.gpus_per_node"),
+        ("ranks = [\n    16,", "ranks = [\n    0,", "fit.ranks"),
+    ],
+)
+def test_a_hand_edited_measured_count_below_one_is_refused_naming_the_key(
+    cal_toml: Path, tmp_path: Path, old: str, new: str, field: str
+) -> None:
+    """The node, GPU and rank counts a calibration measured decide where its unshrunk fit
+    applies (FabricCalibration.at); 0 or -8 read silently (and the measured shape then never
+    applied). Now one line naming the key, the user's file untouched."""
+    text = cal_toml.read_text()
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    before = bad.read_bytes()
+    line = _refusal(
+        ["collective", "all_reduce", "--size", "64KiB", "--cluster", str(bad), "--nodes", "2"]
+    )
+    assert line.startswith(f"costmodel: error: {bad}: {field}: "), line
+    assert bad.read_bytes() == before
