@@ -1458,8 +1458,8 @@ def predict_all_algorithms(
     half = np.nan if band is None else np.broadcast_to(band.half_width, (n_sizes,))
     # a calibration's band is unknown for want of its own error, not of bundled runs (the
     # verdict said "no bundled run measured this regime" on a regime they measured)
-    why = {"why_unknown": CALIBRATED_VERDICT_WHY} if _calibration_answers(band) else {}
-    verdicts = tuple(decide_sizes(names, times, half, **why))
+    unknown = {"why_unknown": CALIBRATED_VERDICT_WHY} if _calibration_answers(band) else {}
+    verdicts = tuple(decide_sizes(names, times, half, **unknown))
     _mark_winners(frame, verdicts, times, n_sizes)
     return AlgorithmComparison(
         op,
