@@ -594,6 +594,9 @@ class Node(_Hardware):
 # --- calibration (fitted alpha-beta per op, algorithm, protocol and level) ---------------------
 CalibrationLevel = Literal["intra", "inter"]
 CollectiveOp = Op  # tables.Op: the one list of collectives
+#: A count a calibration's rows measured (ranks, nodes, GPUs per node): a whole number >= 1.
+#: A hand-edited 0 or -8 read silently and only stopped the measured shape from applying.
+MeasuredCount = Annotated[int, Field(ge=1)]
 
 
 def textbook_algorithm(op: str, algorithm: str) -> str:
@@ -638,7 +641,7 @@ class CollectiveFit(_Frozen):
     level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
     latency_s: Duration = Field(description="fitted alpha, per latency step")
     bandwidth_bytes_per_s: Rate = Field(description="fitted B = 1/beta, per rank")
-    ranks: tuple[int, ...] = Field((), strict=False, description="rank counts measured")
+    ranks: tuple[MeasuredCount, ...] = Field((), strict=False, description="rank counts measured")
     points: int = Field(0, ge=0, description="measured points fitted")
     rms_rel_error: float | None = Field(
         None,
@@ -714,8 +717,10 @@ class CandidateCalibration(_Frozen):
     host_floor_scale: float | None = Field(
         None, gt=0, le=1000, description="multiplier of the host floor (the * entry)"
     )
-    nodes: tuple[int, ...] = Field((), strict=False, description="node counts measured")
-    gpus_per_node: tuple[int, ...] = Field((), strict=False, description="GPUs per node measured")
+    nodes: tuple[MeasuredCount, ...] = Field((), strict=False, description="node counts measured")
+    gpus_per_node: tuple[MeasuredCount, ...] = Field(
+        (), strict=False, description="GPUs per node measured"
+    )
     min_bytes: Bytes | None = Field(None, description="smallest size fitted")
     max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points this candidate was chosen on")
@@ -778,8 +783,10 @@ class FabricCalibration(_Frozen):
     )
     measured: tuple[str, ...] = Field((), strict=False, description="terms the rows constrained")
     ops: tuple[CollectiveOp, ...] = Field((), strict=False, description="ops measured")
-    nodes: tuple[int, ...] = Field((), strict=False, description="node counts measured")
-    gpus_per_node: tuple[int, ...] = Field((), strict=False, description="GPUs per node measured")
+    nodes: tuple[MeasuredCount, ...] = Field((), strict=False, description="node counts measured")
+    gpus_per_node: tuple[MeasuredCount, ...] = Field(
+        (), strict=False, description="GPUs per node measured"
+    )
     min_bytes: Bytes | None = Field(None, description="smallest size fitted")
     max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points fitted")

@@ -1008,6 +1008,20 @@ def _band(
     return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op, gpus=ranks)
 
 
+#: Why a calibrated cluster's verdict between algorithms has no expected error
+#: (:func:`predict_all_algorithms`): its band is the calibration's own, which no bundled run
+#: measures (:func:`_band`'s "calibrated fit" band).
+CALIBRATED_VERDICT_WHY = (
+    "a calibration answers, and its error is the calibration report's, not the bundled runs'"
+)
+
+
+def _calibration_answers(band: Any) -> bool:
+    """Whether ``band`` (an :class:`~costmodel.uncertainty.ErrorBand` or None) is unknown
+    because a calibration's fits answered (:func:`_band`)."""
+    return band is not None and not band.measured and band.note.startswith("calibrated fit")
+
+
 def allreduce_time_fn(
     cluster: str | Cluster, nodes: int | None = None, model: str = "nccl"
 ) -> Callable[[Any], Any]:
@@ -1442,7 +1456,10 @@ def predict_all_algorithms(
 
     band = choice.error_band
     half = np.nan if band is None else np.broadcast_to(band.half_width, (n_sizes,))
-    verdicts = tuple(decide_sizes(names, times, half))
+    # a calibration's band is unknown for want of its own error, not of bundled runs (the
+    # verdict said "no bundled run measured this regime" on a regime they measured)
+    unknown = {"why_unknown": CALIBRATED_VERDICT_WHY} if _calibration_answers(band) else {}
+    verdicts = tuple(decide_sizes(names, times, half, **unknown))
     _mark_winners(frame, verdicts, times, n_sizes)
     return AlgorithmComparison(
         op,

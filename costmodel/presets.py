@@ -40,6 +40,10 @@ cluster preset they refine. Design:
   :attr:`Cluster.calibration`, so every part that takes a cluster name (``cm.cluster``,
   ``predict_collective``, Scenario, sweeps, the CLI, the app) can use it. :func:`names` and
   :func:`listing` list it among the clusters (``listing`` says ``kind = "calibration"``).
+- Its inter-node ``[[fabric]]`` and ``[[candidate]]`` tables name the network they were
+  fitted on (``fabric``, the base's at calibration time); a ``base`` on another network is
+  refused naming ``fabric.fabric`` (the fitted network latency and NIC efficiency are that
+  network's, not the base's).
 - Without a ``base`` (e.g. a CPU/gloo run, for which no cluster preset exists),
   :func:`load` returns the :class:`CalibrationPreset` itself; ``cluster()`` refuses it.
 - :func:`costmodel.predict.predict_collective` uses the fits as described there
@@ -465,6 +469,7 @@ class _Registry:
             close = difflib.get_close_matches(cal.base, pool, n=3, cutoff=0.5)
             hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
             raise PresetError(f"{f.path}: base: no cluster preset named {cal.base!r}; {hint}")
+        _check_fabric_of_base(f.path, cal, base)
         return Cluster.model_validate(
             {
                 **{k: getattr(base, k) for k in type(base).model_fields},
@@ -491,6 +496,26 @@ class _Registry:
             return model.model_validate(data, context={REQUIRE_UNITS: True})
         except ValidationError as exc:
             raise _explain(f.path, model, exc, f.data) from None
+
+
+def _check_fabric_of_base(path: Any, cal: CalibrationPreset, base: Cluster) -> None:
+    """Refuse inter-node terms fitted on another network than the base cluster's.
+
+    ``calibrate --cluster NAME`` writes the base's fabric into each inter-node ``[[fabric]]``
+    and ``[[candidate]]`` table; the terms (NIC efficiency, network latency per hop, ...) are
+    properties of that network, and the prediction files them under the base's fabric
+    (:func:`costmodel.predict.fabric_calibration_inputs`), so a ``base`` edited to a cluster
+    on another network would carry, say, InfiniBand's fitted latency onto EFA without a word.
+    """
+    for table, entries in (("fabric", cal.fabric), ("candidate", cal.candidates)):
+        for e in entries:
+            if e.level == "inter" and e.fabric != "none" and e.fabric != base.fabric:
+                raise PresetError(
+                    f"{path}: {table}.fabric: {e.fabric!r} (the network its inter-node terms "
+                    f"were fitted on) is not the fabric of base {base.name!r} "
+                    f"({base.fabric!r}); allowed: {base.fabric!r}, i.e. a calibration of "
+                    f"{base.name}'s own runs (`calibrate`)"
+                )
 
 
 _CACHE: dict[tuple[Any, ...], _Registry] = {}

@@ -283,10 +283,16 @@ def shared_compute_half_width(
     return max(ma, mb) + b * d + float(scaling_half)
 
 
-def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:
+def decide_sizes(
+    names: Sequence[str],
+    times_s: Any,
+    half_width: Any,
+    *,
+    why_unknown: str = "no bundled run measured this regime",
+) -> list[Verdict]:
     """:func:`decide` per size: ``times_s[i, j]`` is candidate ``names[i]`` at size ``j`` [s];
-    ``half_width``: a scalar or one per size (NaN: unknown). Candidates without a finite
-    time > 0 at a size are left out there.
+    ``half_width``: a scalar or one per size (NaN: unknown, ``why_unknown`` says why).
+    Candidates without a finite time > 0 at a size are left out there.
 
     >>> [v.label() for v in decide_sizes(["ring", "tree"], [[1.0, 1.0], [1.1, 3.0]], 0.2)]
     ['within the expected error', 'ring']
@@ -300,7 +306,11 @@ def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Ve
         col = {
             n: float(t[i, j]) for i, n in enumerate(names) if np.isfinite(t[i, j]) and t[i, j] > 0
         }
-        out.append(decide(col, float(hw[j])) if col else Verdict("-", None, math.inf, math.nan))
+        out.append(
+            decide(col, float(hw[j]), why_unknown=why_unknown)
+            if col
+            else Verdict("-", None, math.inf, math.nan)
+        )
     return out
 
 

@@ -42,6 +42,7 @@ import functools
 import inspect
 import math
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, ParamSpec
@@ -51,6 +52,7 @@ import numpy as np
 from .._checks import FasterThanPeakError
 from .._limits import choice_names
 from ..hardware import DEFAULT_NODES
+from ..predict import CalibrationWarning
 from ..units import whole_number
 from . import ddp as _ddp
 from . import fsdp as _fsdp
@@ -2008,25 +2010,31 @@ def _calibrated_micro_s(
     if int(one.ranks) > 1:
         for _ in range(4):
             try:
-                s = strategy_step(
-                    None if a is not None else p,  # a shape: its own count, as before
-                    arch=a,
-                    cluster=one,
-                    nodes=1,
-                    strategy="fsdp",
-                    param_dtype=layout.param_dtype,
-                    grad_dtype=layout.grad_dtype,
-                    comm_contention=DEFAULT_COMM_CONTENTION,
-                    recipe=recipe,
-                    micro_batch=micro_batch,
-                    sequence_length=sequence_length,
-                    compute_time_s=micro,
-                    model=model,
-                    timeline=False,
-                    band=False,
-                    sync_loss=sync_loss,
-                    precision=precision,  # held to the same peak as the step it calibrates
-                )
+                # an internal one-node step: a calibration's warning about its level (one fitted
+                # across nodes only) is about this step, not the one asked for, and said with
+                # "this one-node prediction" under a multi-node step it misled; a one-node step
+                # asked for says it itself
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", CalibrationWarning)
+                    s = strategy_step(
+                        None if a is not None else p,  # a shape: its own count, as before
+                        arch=a,
+                        cluster=one,
+                        nodes=1,
+                        strategy="fsdp",
+                        param_dtype=layout.param_dtype,
+                        grad_dtype=layout.grad_dtype,
+                        comm_contention=DEFAULT_COMM_CONTENTION,
+                        recipe=recipe,
+                        micro_batch=micro_batch,
+                        sequence_length=sequence_length,
+                        compute_time_s=micro,
+                        model=model,
+                        timeline=False,
+                        band=False,
+                        sync_loss=sync_loss,
+                        precision=precision,  # held to the same peak as the step it calibrates
+                    )
             except FasterThanPeakError:  # past the datasheet peak: no fixed point (below)
                 break
             if abs(s.step_time_s / target - 1) < 1e-4:

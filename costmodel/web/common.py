@@ -2158,6 +2158,33 @@ def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None)
     )
 
 
+def calibration_notes(
+    op: str, cluster: str, nodes: int, gpus_per_node: int | None, model: str
+) -> None:
+    """Say what a calibrated cluster's prediction warns of (a level the calibration did not
+    measure answered by the uncalibrated model, a duplex share not measured, ...), as yellow
+    boxes: the CLI prints these :class:`costmodel.predict.CalibrationWarning` s on stderr,
+    and here they went to the server's log while the page showed the number alone. The words
+    are :func:`costmodel.predict.predict_collective`'s, collected by
+    :func:`costmodel.validation.compare.calibration_warnings` (the Validate page's road); the
+    prediction is one size, not cached (the cached ones warn on their first run only)."""
+    from costmodel import presets
+    from costmodel.predict import predict_collective
+    from costmodel.validation.compare import calibration_warnings
+
+    try:
+        if getattr(presets.load(cluster), "calibration", None) is None:
+            return
+        _, said = calibration_warnings(
+            lambda: predict_collective(
+                op, 2.0**20, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
+            )
+        )
+    except ValueError:  # refused: the page says the refusal beside its own prediction
+        return
+    notes(said, kind="warning")
+
+
 def prediction_band(
     op: str, size: Any, cluster: str, nodes: int, gpus_per_node: int | None, model: str
 ) -> Any:

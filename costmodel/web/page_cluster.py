@@ -15,6 +15,7 @@ from costmodel.web.common import (
     accuracy_caption,
     bound_choice,
     bound_number,
+    calibration_notes,
     chart,
     check_boxes,
     cliff_band,
@@ -170,6 +171,9 @@ def render() -> None:
         m[2].metric("Algorithm / protocol", _pair(here["model_algorithm"]))
         m[3].metric("Expected error", band.pct(), help=sentence(band.note))
         accuracy_caption(band, time_s=float(here["model_s"]))
+        calibration_notes(
+            "all_reduce", inp["cluster"], facts["nodes"], facts["gpus_per_node"], inp["model"]
+        )
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
         st.caption(

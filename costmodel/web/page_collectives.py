@@ -29,6 +29,7 @@ from costmodel.web.common import (
     bare_number_warning,
     bound_choice,
     bound_number,
+    calibration_notes,
     chart,
     chart_tabs,
     check_boxes,
@@ -534,6 +535,7 @@ def _cluster(inp: dict) -> None:
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         accuracy_caption(band, time_s=float(chosen["time_s"]))
+        calibration_notes(op, inp["cluster"], nodes, gpus, model)
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)

@@ -46,6 +46,7 @@ from costmodel.web.common import (
     bare_number_warning,
     bound_choice,
     bound_number,
+    calibration_notes,
     chart,
     chart_tabs,
     context_bytes,
@@ -771,6 +772,11 @@ def render() -> None:
             else f" (does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
             f"{format_bytes(result.gpu_memory_bytes)})"
         ),
+    )
+    # the step's collectives on a calibrated cluster: what the calibration warns of (a level it
+    # did not measure answered uncalibrated), as `costmodel step` says it on stderr
+    calibration_notes(
+        "all_reduce", inp["cluster"], result.nodes, result.gpus_per_node, inp["model"]
     )
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
