@@ -151,9 +151,12 @@ def test_wheel_carries_reference_runs_and_presets(tmp_path):
         capture_output=True,
         text=True,
     )
-    # every shipped folder is named in pyproject's packages: `pip install .` prints no
-    # "Package would be ignored" warning about a data folder
-    assert "would be ignored" not in built.stdout + built.stderr
+    # every shipped folder is named in pyproject's packages and the metadata is in today's
+    # form: `pip install .` prints no "Package would be ignored" warning about a data folder
+    # and no deprecation (the license as a TOML table)
+    said = built.stdout + built.stderr
+    assert "would be ignored" not in said
+    assert "deprecated" not in said.lower(), said
     (whl,) = out.glob("costmodel-*.whl")
     names = set(zipfile.ZipFile(whl).namelist())
     for kind in ("nccl-tests", "ddp"):
