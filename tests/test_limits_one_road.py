@@ -282,3 +282,18 @@ def test_a_critical_batch_past_1e16_is_refused_by_the_api_the_cli_and_the_page()
         _batch_critical("-5"),
         f"--critical-batch: {rule}",
     )
+
+
+def test_layouts_bucket_cap_bounds_are_the_one_bucket_limit():
+    """A bucket sweep axis is checked against ``LIMITS["bucket"]`` alone (step --bucket's
+    words), so ``Layout.bucket_cap_bytes``' own bounds must be that range: else a sweep
+    would accept a cap a Layout then refuses (or refuse one it takes)."""
+    from costmodel._limits import LIMITS
+    from costmodel.strategy.layout import Layout
+
+    meta = Layout.model_fields["bucket_cap_bytes"].metadata
+    lo = next(m.ge for m in meta if hasattr(m, "ge"))
+    hi = next(m.le for m in meta if hasattr(m, "le"))
+    lim = LIMITS["bucket"]
+    assert (lo, hi) == (lim.lo, lim.hi)
+    assert not lim.lo_open and not lim.hi_open
