@@ -425,6 +425,23 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
     return "; ".join(reasons) or None
 
 
+def _presets_of_family(family: str) -> list[tuple[str, Any]]:
+    """``(name, Cluster)`` of every cluster preset whose GPU is of ``family``
+    (:func:`_gpu_family`), in :func:`costmodel.presets.names` order; a preset that does not
+    load is left out. The candidates of :func:`detect_cluster` and :func:`no_cluster_reason`."""
+    from costmodel import presets
+
+    out = []
+    for name in presets.names("cluster"):
+        try:
+            preset = presets.cluster(name)
+        except ValueError:
+            continue
+        if _gpu_family(f"{preset.gpu.name} {preset.gpu.description}") == family:
+            out.append((name, preset))
+    return out
+
+
 def detect_cluster(measured: pd.DataFrame, source: str = "") -> str | None:
     """The cluster preset the log most likely ran on, or None when the log names no GPU.
 
@@ -433,21 +450,17 @@ def detect_cluster(measured: pd.DataFrame, source: str = "") -> str | None:
     words of the preset name appear in ``source`` (the file name), then NVIDIA's DGX systems
     first, then by name.
     """
-    from costmodel import presets
 
     facts = _log_facts(measured)
     if facts["gpu"] is None:
         return None
     lowered = source.lower()
     scored = []
-    for name in presets.names("cluster"):
+    for name, preset in _presets_of_family(facts["gpu"]):
         try:
             if preset_mismatch(measured, name) is not None:
                 continue
-            preset = presets.cluster(name)
         except ValueError:
-            continue
-        if _gpu_family(f"{preset.gpu.name} {preset.gpu.description}") != facts["gpu"]:
             continue
         exact = facts["gpus_per_node"] == preset.gpus_per_node
         words = sum(1 for w in name.split("-") if len(w) > 2 and w in lowered)
@@ -466,21 +479,13 @@ def no_cluster_reason(measured: pd.DataFrame) -> str:
     >>> no_cluster_reason(pd.DataFrame({"device": [None]}))
     'the rows name no GPU (the log lists no devices)'
     """
-    from costmodel import presets
 
     facts = _log_facts(measured)
     if facts["device"] is None:
         return "the rows name no GPU (the log lists no devices)"
     if facts["gpu"] is None:
         return f"no preset has the rows' GPU ({facts['device']})"
-    sizes = []
-    for name in presets.names("cluster"):
-        try:
-            preset = presets.cluster(name)
-        except ValueError:
-            continue
-        if _gpu_family(f"{preset.gpu.name} {preset.gpu.description}") == facts["gpu"]:
-            sizes.append((preset.gpus_per_node, name))
+    sizes = [(preset.gpus_per_node, name) for name, preset in _presets_of_family(facts["gpu"])]
     gpn = facts["gpus_per_node"]
     if sizes and gpn and gpn > max(sizes)[0]:  # named as detect_cluster ranks: DGX first
         _, _, most, name = min((-g, not n.startswith("dgx"), g, n) for g, n in sizes)
