@@ -996,8 +996,6 @@ def params_differ(params: object, a: Architecture) -> str:
     >>> params_differ(7e9, load_arch("llama-2-7b"))
     "params: 7,000,000,000 differs from llama-2-7b's 6,738,415,616; give one of them"
     """
-    import math
-
     if isinstance(params, str):
         said = params.strip()
     else:

@@ -457,18 +457,9 @@ def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
         value = Decimal(text)
     elif (number := _number(text, name)) is not None:
         value = Decimal(number) if math.isfinite(number) else Decimal(-1)
-    else:
-        if not isinstance(text, str):
-            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
-        s = text.strip()
-        m = _TOKENS_RE.fullmatch(s) if len(s) <= MAX_TEXT_LENGTH else None
-        if m is None:
-            if hint := comma_thousands(s):  # '4,096': no count groups digits with commas
-                raise ValueError(f"{name}: cannot parse {text!r}; a comma groups no digits: {hint}")
-            raise ValueError(
-                f"{name}: cannot parse {text!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
-            )
-        value = _decimal(m["num"], name, text) * _TOKEN_SUFFIX[m["suffix"]]
+    else:  # text in the token grammar (read_tokens: the forms named for any other text)
+        read = read_tokens(text, name=name)  # type: ignore[arg-type]
+        value = Decimal(read) if math.isfinite(read) else Decimal(-1)
     if value < 0 or value != value.to_integral_value() or value > Decimal("1e30"):
         raise ValueError(f"{name}: must be a whole token count >= 0, got {text!r}")
     return int(value)
