@@ -11,7 +11,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # The package is installed from the repository into site-packages, without extras (the app needs
 # neither torch nor the test tools); presets/ ships inside it as costmodel._presets and the bundled
 # reference runs (costmodel/data/reference/) as package data of costmodel.data (pyproject).
-COPY pyproject.toml README.md /tmp/src/
+COPY pyproject.toml README.md LICENSE /tmp/src/
 COPY costmodel/ /tmp/src/costmodel/
 COPY presets/ /tmp/src/presets/
 RUN pip install --no-cache-dir /tmp/src && rm -rf /tmp/src

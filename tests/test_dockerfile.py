@@ -76,7 +76,7 @@ def test_runs_as_a_non_root_user():
 def test_installs_the_package_from_the_repo_with_its_presets():
     inst = instructions()
     copies = " ".join(args for word, args in inst if word == "COPY")
-    for path in ("pyproject.toml", "README.md", "costmodel/", "presets/"):
+    for path in ("pyproject.toml", "README.md", "LICENSE", "costmodel/", "presets/"):
         assert path in copies, f"{path} is not copied into the image"
         assert (ROOT / path.rstrip("/")).exists(), f"{path} is copied but missing in the repo"
     runs = " ".join(args for word, args in inst if word == "RUN")

@@ -138,7 +138,7 @@ def test_wheel_carries_reference_runs_and_presets(tmp_path):
     """Build the wheel from what the Dockerfile copies (no network: the venv's setuptools)."""
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     for name in ("costmodel", "presets"):
@@ -163,6 +163,13 @@ def test_wheel_carries_reference_runs_and_presets(tmp_path):
         for run in reference_runs(kind):
             assert f"costmodel/data/reference/{kind}/{run}.txt" in names, run
     assert "costmodel/data/reference/README.md" in names
+    # the MIT license the metadata declares ships beside it (pyproject `license-files`, PEP 639)
+    (licence,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    with zipfile.ZipFile(whl) as z:
+        assert z.read(licence) == (ROOT / "LICENSE").read_bytes()
+        metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata
+    assert "License-File: LICENSE" in metadata
     assert "costmodel/reference.py" in names
     presets = sorted((ROOT / "presets" / "clusters").glob("*.toml"))
     assert presets
