@@ -117,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # file and prints the calling line, noise for a command-line user
         if str(message) not in said:
             said.add(str(message))
+            _common.said_warning(str(message))  # --json's "warnings" carry it too
             # the library's marked names (`usd_per_gpu_hour`) as the command's options
             print(f"costmodel: warning: {_common.cli_words(str(message))}", file=file or sys.stderr)
 

@@ -462,10 +462,44 @@ _PENDING_WARNINGS: list[str] = []
 stays the one line on stderr)."""
 
 
+_SAID_WARNINGS: list[str] = []
+"""Warnings already said on stderr while the command ran (:func:`say_warning`, and the Python
+warnings the entry point turns into ``costmodel: warning:`` lines), kept for ``--json``."""
+
+
 def warn_on_success(text: str) -> None:
     """``costmodel: warning: TEXT`` on stderr after the command's answer, only if it answers
     (the library's marked names in the command's words, :func:`cli_words`)."""
     _PENDING_WARNINGS.append(cli_words(text))
+
+
+def say_warning(text: str) -> None:
+    """``costmodel: warning: TEXT`` on stderr now (before a long run, where waiting for the
+    answer would hide it), kept for ``--json``'s ``"warnings"`` too (:func:`json_warnings`)."""
+    said_warning(text)
+    typer.echo(f"costmodel: warning: {cli_words(text)}", err=True)
+
+
+def said_warning(text: str) -> None:
+    """Keep a warning line another road put on stderr (the entry point's hook for Python
+    warnings) for ``--json``'s ``"warnings"``."""
+    _SAID_WARNINGS.append(cli_words(text))
+
+
+def json_warnings(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its ``"warnings"`` key: every warning the command says on stderr, so a
+    ``--json`` reader sees them without reading stderr (a list of strings, ``[]`` when none).
+
+    The one road for every command's JSON object (:func:`_print_json` calls it): the warnings a
+    command put in ``data["warnings"]`` itself (``validate compare``'s notices) come first, then
+    those said on stderr while it ran (:func:`say_warning`, Python warnings) and those said after
+    its answer (:func:`warn_on_success`), each once. The stderr lines stay as they were: a
+    human at a terminal reads them there. A JSON *array* (``sweep --json`` streaming rows,
+    ``fabrics``, ``presets list``, ``nccl-tests run --dry-run``) has no key to hold them and
+    stays an array: a sweep's rows carry their own ``error``."""
+    own = [str(w) for w in data.get("warnings") or []]
+    new = [w for w in (*_SAID_WARNINGS, *_PENDING_WARNINGS) if w not in own]
+    return {**data, "warnings": own + list(dict.fromkeys(new))}
 
 
 def _stdout_gone() -> bool:
@@ -631,6 +665,7 @@ class _Group(TyperGroup):
             code = EXIT_USAGE
         finally:
             _PENDING_WARNINGS.clear()
+            _SAID_WARNINGS.clear()
             _COMMAND.clear()
         if standalone_mode:
             sys.exit(code)
@@ -747,6 +782,10 @@ def _worded(value: Any, before: dict[str, str] | None = None) -> Any:
 
 
 def _print_json(data: Any, before: dict[str, str] | None = None) -> None:
+    """A command's ``--json`` answer on stdout; an object gets its ``"warnings"``
+    (:func:`json_warnings`)."""
+    if isinstance(data, dict):
+        data = json_warnings(data)
     typer.echo(json.dumps(_worded(_jsonable(data), before), indent=2))
 
 

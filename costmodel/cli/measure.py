@@ -23,6 +23,7 @@ from ._common import (
     _records,
     cli_words,
     output_option,
+    say_warning,
 )
 
 
@@ -176,7 +177,7 @@ def nccl_tests_run(
     except ValueError as exc:
         raise _plan_error(exc) from None
     for line in runner.refused_runs(op_list, algo_list, proto_list):  # left out of the plan
-        typer.echo(f"costmodel: warning: skipped {line}", err=True)
+        say_warning(f"skipped {line}")
     if dry_run:
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
         if as_json:

@@ -1,0 +1,71 @@
+"""CLI leftovers of pass 11 (the warnings of a --json answer, a busy port, the bucket advisor
+off its grid, a sweep's row errors in plain words, fractional tokens per step): each test failed
+before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from costmodel import cli
+
+from ._cli import run
+
+
+def _stderr_warnings(stderr: str) -> list[str]:
+    prefix = "costmodel: warning: "
+    return [line.removeprefix(prefix) for line in stderr.splitlines() if line.startswith(prefix)]
+
+
+# --- --json carries the warnings stderr says ---------------------------------------------------
+_LINK = ("--ranks", "64", "--bandwidth", "50GB/s")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("collective", "all_reduce", "-s", "14GB", *_LINK, "--latency", "0.005"),
+        ("collective", "all_reduce", "-s", "14GB", "--cluster", "dgx-h100"),
+        ("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "-s", "1MB"),
+        ("step", "--params", "7B", "--compute-time", "400ms", *_LINK, "--bucket", "25"),
+        ("memory", "--params", "7B", "--gpu-memory", "80"),
+        ("scenario", "--params", "7B", "--compute-time", "400", "--cluster", "dgx-h100"),
+        ("archs",),
+        ("presets", "show", "dgx-h100"),
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_every_json_object_carries_the_warnings_stderr_says(command):
+    """`collective ... --json` said its warning (`--latency 0.005 is 0.005 s ...`) on stderr
+    only: a script reading the JSON never saw it. Every command's JSON object has a
+    `warnings` list, the lines stderr says ([] when none), through one helper."""
+    r = run(*command, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert isinstance(data["warnings"], list)
+    assert data["warnings"] == _stderr_warnings(r.stderr)
+
+
+def test_a_collective_warning_is_in_its_json():
+    r = run("collective", "all_reduce", "-s", "14GB", *_LINK, "--latency", "0.005", "--json")
+    (warning,) = json.loads(r.stdout)["warnings"]
+    assert warning.startswith("--latency 0.005 is 0.005 s")
+    quiet = run("collective", "all_reduce", "-s", "14GB", *_LINK, "--latency", "5us", "--json")
+    assert json.loads(quiet.stdout)["warnings"] == []
+
+
+def test_a_python_warning_said_by_the_entry_point_is_in_the_json(tmp_path, capsys):
+    """A library warning (a memory sweep's hsdp rows assuming one default node) is turned into
+    a `costmodel: warning:` line by the entry point, and the summary's JSON carries it."""
+    out = tmp_path / "m.csv"
+    code = cli.main(
+        ["sweep", "--kind", "memory", "--set", "params=7B", "--set", "strategy=hsdp"]
+        + ["-o", str(out), "--json"]
+    )
+    assert code == 0
+    said = capsys.readouterr()
+    warnings = json.loads(said.out)["warnings"]
+    assert warnings and warnings == _stderr_warnings(said.err)
+    assert warnings[0].startswith("assumed: 8 ranks, one node")
+
