@@ -69,3 +69,30 @@ def test_a_python_warning_said_by_the_entry_point_is_in_the_json(tmp_path, capsy
     assert warnings and warnings == _stderr_warnings(said.err)
     assert warnings[0].startswith("assumed: 8 ranks, one node")
 
+
+# --- `costmodel app` on a port in use ----------------------------------------------------------
+def test_app_on_a_port_in_use_is_one_line_naming_port():
+    """`costmodel app --port N` with N taken started Streamlit, which logged `Port N is not
+    available` and exited 1; now one line naming --port, exit 2, before any server starts."""
+    import socket
+
+    from ._cli import one_line_error
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for address in (("--address", "127.0.0.1"), ()):
+            line = one_line_error(run("app", "--port", str(port), *address), "--port: ")
+            assert f"{port} is already in use" in line and "e.g. --port" in line
+
+
+def test_a_free_port_passes_the_check():
+    import socket
+
+    from costmodel.web import launch
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    launch.check_port(port, "127.0.0.1")  # no error: the server would start

@@ -33,4 +33,5 @@ def app_(
     if not script.is_file():
         raise ValueError(f"app: {script} not found (the package is incomplete: reinstall it)")
     cmd = launch.streamlit_command(port=port, address=address, headless=headless, script=script)
+    launch.check_port(port, address)  # a port in use: one line naming --port, exit 2
     raise typer.Exit(launch.serve(cmd))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import typer
-
-from costmodel.cli.serve import app_
+import sys
 
 
 def main() -> None:
-    """Parse ``--port``/``--address``/``--headless`` as ``costmodel app`` does, then serve."""
-    typer.run(app_)
+    """``costmodel app`` with these arguments, through the CLI's entry point: the same options
+    (``--port``/``--address``/``--headless``) and the same refusals, one line and exit 2 (a port
+    in use, an address of no interface), where ``typer.run`` printed a traceback."""
+    from costmodel.cli import main as cli_main
+
+    sys.exit(cli_main(["app", *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

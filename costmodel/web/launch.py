@@ -108,6 +108,30 @@ def _check_address(address: str) -> None:
         ) from None
 
 
+def check_port(port: int, address: str | None = None) -> None:
+    """Refuse, on one line naming ``--port``, a port another process already listens on.
+
+    Streamlit, given a port explicitly (every road here gives one), printed only ``Port 8501 is
+    not available`` in its log format and exited 1 after its start-up; the launcher now tries
+    the bind the server will make (``address``, or every interface when it is None, with
+    ``SO_REUSEADDR`` as Tornado sets it, so a port left in TIME_WAIT by a stopped server is
+    not refused) and releases it at once. A port taken between this check and the server's
+    bind still gets Streamlit's own line: the check narrows that window, it cannot close it.
+    """
+    host = address or ""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        where = f" on {address}" if address else ""
+        raise ValueError(
+            f"--port: {port} is already in use{where} ({exc.strerror or exc}); allowed: a "
+            "free port in 1..65535, e.g. --port 8502"
+        ) from None
+
+
 def serve(cmd: list[str]) -> int:
     """Run ``cmd`` (the server) as a child; forward :data:`FORWARDED` signals to it and wait.
 
