@@ -11,6 +11,14 @@ default) in a child process, whose peak RSS is compared with the 1e6-row in-memo
     python benchmarks/bench_sweep.py            # about 30-60 s on a shared 2-core machine
     python benchmarks/bench_sweep.py --json     # figures as JSON
     python benchmarks/bench_sweep.py --every-model   # only every model side by side (~1 min)
+    python benchmarks/bench_sweep.py --quick    # every part at its smallest sizes (a few s)
+
+``--quick`` runs every part of the default run on small grids (:data:`QUICK`: 10,000 rows in
+memory and streamed, the every-model grid on 1..64 nodes, one repeat), to see that the
+benchmark runs, not how fast: its figures are too small to judge the goals, and the verdicts
+say so (the suite runs it, tests/test_cli_qa_pass11.py). The other benchmarks have no quick
+mode of their own: their sizes are options (``--rows``, ``--repeat``, ``--seconds``), and
+``bench_sweep.py``'s every-model grid was the one part no option made smaller.
 
 Every model (lesson, textbook, nccl, nccl-table) is also timed on one grid, side by side in this
 one process: 5 presets x nodes 1..8,192 x 31 sizes (1,269,760 rows each) to a DataFrame; goal
@@ -133,9 +141,16 @@ EVERY_MODEL = ("lesson", "textbook", "nccl", "nccl-table")
 #: the goal for every model on that grid (rows per second, in one run side by side)
 EVERY_MODEL_GOAL_ROWS_PER_S = 1e6
 
+#: ``--quick``: the sizes of every part (rows in memory and streamed, the every-model grid's
+#: largest node count and its repeats), small enough for a few seconds, too small for a goal
+QUICK = {"rows": 1e4, "stream_rows": 1e4, "every_model_nodes": 64, "repeats": 1}
 
-def every_model_side_by_side(repeats: int = 3) -> dict[str, dict[str, float]]:
-    """Each model on the same 5-preset x 8,192-node x 31-size grid -> DataFrame, in this process.
+
+def every_model_side_by_side(
+    repeats: int = 3, nodes: int = EVERY_MODEL_NODES
+) -> dict[str, dict[str, float]]:
+    """Each model on the same 5-preset x ``nodes``-node (8,192) x 31-size grid -> DataFrame, in
+    this process.
 
     The best of ``repeats`` (wall and CPU seconds of the same call), to keep the shared
     machine's noise out of a ratio the runs should share.
@@ -147,7 +162,7 @@ def every_model_side_by_side(repeats: int = 3) -> dict[str, dict[str, float]]:
         grid = sw.make_grid(
             preset=EVERY_MODEL_PRESETS,
             model=model,
-            nodes=list(range(1, EVERY_MODEL_NODES + 1)),
+            nodes=list(range(1, nodes + 1)),
             size=EVERY_MODEL_SIZES,
         )
         best_wall, best_cpu, rows = float("inf"), float("inf"), 0
@@ -448,6 +463,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stream-rows", type=float, default=1e7)
     p.add_argument("--chunk-rows", type=int, default=sw.DEFAULT_CHUNK_ROWS)
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="every part at its smallest sizes, to see it run (a few seconds; no goal judged)",
+    )
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--serve-step-all", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
@@ -476,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
         value = getattr(args, flag[2:].replace("-", "_"))
         if not value >= least:  # NaN too
             p.error(f"{flag} must be at least {least} (got {value:g})")
+    if args.quick:
+        args.rows, args.stream_rows = QUICK["rows"], QUICK["stream_rows"]
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
         return 0
@@ -493,12 +515,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps(times, indent=2))
         return 0
-    every = every_model_side_by_side()
+    nodes = int(QUICK["every_model_nodes"]) if args.quick else EVERY_MODEL_NODES
+    every = every_model_side_by_side(int(QUICK["repeats"]) if args.quick else 3, nodes)
     for model, r in every.items():
         # per core: on a shared machine the wall clock counts the other users' processes
         verdict = "met" if r["rows_per_cpu_s"] >= EVERY_MODEL_GOAL_ROWS_PER_S else "NOT met"
+        if args.quick:
+            verdict = "not judged, --quick"
         print(
-            f"{model:10s} 5 presets x 1..{EVERY_MODEL_NODES} nodes x 31 sizes -> DataFrame: "
+            f"{model:10s} 5 presets x 1..{nodes} nodes x 31 sizes -> DataFrame: "
             f"{r['rows']:,} rows, {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, "
             f"{r['rows_per_s']:,.0f} rows/s, {r['rows_per_cpu_s']:,.0f} rows/CPU-s "
             f"(goal >= {EVERY_MODEL_GOAL_ROWS_PER_S:.0e} rows/s per core: {verdict})"
@@ -516,7 +541,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, {r['rows_per_cpu_s']:,.0f} rows/CPU-s "
             f"({r['rows_per_cpu_s'] / book:.2f} x textbook)"
         )
-    print("goal: nccl >= 1e6 rows/CPU-s and >= 0.5 x textbook")
+    print(
+        "goal: nccl >= 1e6 rows/CPU-s and >= 0.5 x textbook"
+        + (" (not judged: --quick's grids are too small)" if args.quick else "")
+    )
     if args.models_only:
         return 0
     with tempfile.TemporaryDirectory() as folder:

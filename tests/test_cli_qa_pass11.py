@@ -96,3 +96,30 @@ def test_a_free_port_passes_the_check():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     launch.check_port(port, "127.0.0.1")  # no error: the server would start
+
+
+# --- benchmarks/bench_sweep.py --quick ---------------------------------------------------------
+def test_bench_sweep_quick_runs_every_part_in_seconds():
+    """`bench_sweep.py` had no small run: its every-model part swept 1.27 million rows per model
+    three times whatever --rows said. `--quick` runs every part on small grids and judges no
+    goal."""
+    import os
+    import subprocess
+    import sys
+
+    from tests._paths import ROOT
+
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_sweep.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},  # the streamed part's children too
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "5 presets x 1..64 nodes x 31 sizes -> DataFrame: 9,920 rows" in out
+    assert out.count("not judged, --quick") == 4  # lesson, textbook, nccl, nccl-table
+    assert "(not judged: --quick's grids are too small)" in out
+    assert out.count("streamed to Parquet: 10,640 rows") == 2
