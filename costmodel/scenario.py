@@ -866,7 +866,10 @@ class Scenario(OneLineModel):
         """The bucket_cap that minimises the exposed communication of this scenario's step.
 
         Sweeps ``bucket_cap`` over ``caps_bytes`` (default 1 to 200 MiB in 1 MiB steps,
-        :data:`costmodel.ddp.ADVICE_CAPS_BYTES`) with every other input of this scenario
+        :data:`costmodel.ddp.ADVICE_CAPS_BYTES`, plus this scenario's own cap,
+        :attr:`ddp_bucket_cap_bytes`, where it is off that grid: 25.5 MiB or 300 MiB is
+        priced exactly, so "exposed at the current cap" is always there to compare with the
+        best; a tie keeps it) with every other input of this scenario
         (cluster, collective model, tensor list, compute, contention) through
         :func:`costmodel.ddp.bucket_cap_sweep`; the all-reduce time of each distinct bucket
         size is predicted once (:func:`_memoized`). Returns a
@@ -883,6 +886,9 @@ class Scenario(OneLineModel):
         clusters = _Clusters(self)
         base = clusters.base
         fn = clusters.allreduce_fn(int(base.nodes))
+        now = float(self.ddp_bucket_cap_bytes)
+        if caps_bytes is None and now not in ddp.ADVICE_CAPS_BYTES:
+            caps_bytes = sorted((*ddp.ADVICE_CAPS_BYTES, now))
         caps = ddp.advice_caps(caps_bytes)
         # one compute for every cap: forward and backward do not depend on the buckets (the
         # engine's own figure differs from cap to cap only in its last bits, by how the

@@ -123,3 +123,41 @@ def test_bench_sweep_quick_runs_every_part_in_seconds():
     assert out.count("not judged, --quick") == 4  # lesson, textbook, nccl, nccl-table
     assert "(not judged: --quick's grids are too small)" in out
     assert out.count("streamed to Parquet: 10,640 rows") == 2
+
+
+# --- the bucket_cap advisor at a cap off its grid ----------------------------------------------
+_OFF_GRID = ("--arch", "llama-2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--bucket-advice")
+
+
+@pytest.mark.parametrize("cap", ["25.5MiB", "300MiB"])
+def test_the_advice_prices_a_current_cap_off_its_grid(cap):
+    """`scenario --bucket 25.5MiB --bucket-advice` gave no "at the current" figure: the advisor
+    swept 1..200 MiB in 1 MiB steps and the cap in use was not one of them. It is now swept
+    too, exactly, and its figure is the step's own exposed communication at that cap."""
+    import costmodel as cm
+    from costmodel import units
+
+    r = run("scenario", *_OFF_GRID, "--bucket", cap)
+    assert r.exit_code == 0, r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("bucket_cap advice")]
+    mib = units.parse_bytes(cap) / 2**20
+    assert f"; at the current {mib:g} MiB: " in line
+    s = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=2, bucket_cap_bytes=cap)
+    adv = s.bucket_advice()
+    k = adv.caps_bytes.index(units.parse_bytes(cap))
+    alone = s.evaluate(scaling=False, flips=False, timeline=False)
+    assert adv.exposed_comm_s[k] == pytest.approx(alone.exposed_comm_s, rel=1e-9)
+    assert f"at the current {mib:g} MiB: {units.format_duration(adv.exposed_comm_s[k])}" in line
+    assert list(adv.caps_bytes) == sorted(adv.caps_bytes) and len(adv.caps_bytes) == 201
+
+
+def test_a_cap_on_the_grid_and_a_given_grid_are_swept_as_before():
+    import costmodel as cm
+    from costmodel.ddp import ADVICE_CAPS_BYTES
+
+    on = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=2).bucket_advice()
+    assert on.caps_bytes == tuple(float(c) for c in ADVICE_CAPS_BYTES)
+    given = cm.Scenario(
+        arch="llama-2-7b", cluster="dgx-h100", nodes=2, bucket_cap_bytes="25.5MiB"
+    ).bucket_advice([2**20, 2**21])
+    assert given.caps_bytes == (2.0**20, 2.0**21)  # the caller's caps, as given

@@ -705,7 +705,8 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
         plots.bucket_advice_figure(
             curves,
             current_cap_bytes=now,
-            title="Exposed communication vs bucket_cap (1-200 MiB)",
+            title=f"Exposed communication vs bucket_cap ({caps[0] / 2**20:g}-"
+            f"{caps[-1] / 2**20:g} MiB)",
         ),
         key="chart_bucket_advice",
         # drawn in the same task as the first chart (one chunk, one reveal): once, not twice
