@@ -207,10 +207,12 @@ def write_partition(folder: str, grid: sw.Grid, index: int, start: int, stop: in
     """
     import pyarrow.parquet as pq
 
+    from .sweep.output import plain_errors
+
     path = Path(folder) / PART_NAME.format(index)
     if path.exists():
         return 0
-    table = sw.evaluate_rows(grid, start, stop)
+    table = plain_errors(sw.evaluate_rows(grid, start, stop))  # as every sweep file says them
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
     return table.num_rows

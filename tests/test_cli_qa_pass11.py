@@ -4,6 +4,7 @@ before its fix."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
@@ -161,3 +162,54 @@ def test_a_cap_on_the_grid_and_a_given_grid_are_swept_as_before():
         arch="llama-2-7b", cluster="dgx-h100", nodes=2, bucket_cap_bytes="25.5MiB"
     ).bucket_advice([2**20, 2**21])
     assert given.caps_bytes == (2.0**20, 2.0**21)  # the caller's caps, as given
+
+
+# --- a sweep's row errors in plain words -------------------------------------------------------
+_LAUNCH = ("--set", "preset=dgx-h100", "--set", "gpus_per_process=2,8", "--set", "size=1MB",
+           "--set", "gpus_per_node=4,8")  # fmt: skip
+
+
+@pytest.mark.parametrize("out", ["c.csv", "c.parquet", None, "json"])
+def test_a_sweeps_row_errors_are_plain_words_in_its_outputs(tmp_path, out):
+    """A refused row's `error` cell kept the library's marks in the CSV (``runs 4 GPUs here
+    (`gpus_per_node`)``); every output written for a reader (CSV, Parquet, stdout's CSV and
+    --json rows) says the name alone, from one function (sweep.output.plain_errors). The
+    DataFrame keeps the API's words, as the API's own refusal says them."""
+    import io
+
+    import pandas as pd
+
+    import costmodel as cm
+    from costmodel.sweep import read_table
+
+    extra = {"json": ["--json"], None: []}.get(out, ["-o", str(tmp_path / str(out))])
+    r = run("sweep", *_LAUNCH, *extra)
+    assert r.exit_code == 0, r.stderr
+    if out == "json":
+        errors = {row["error"] for row in json.loads(r.stdout)}
+    elif out is None:
+        errors = set(pd.read_csv(io.StringIO(r.stdout), keep_default_na=False)["error"])
+    else:
+        errors = set(read_table(tmp_path / out)["error"])
+    (error,) = errors - {""}
+    assert "`" not in error and "runs 4 GPUs here (gpus_per_node)" in error
+    assert error.startswith("gpus_per_process: 8 GPUs per process")
+    # the warning still names the --set the user typed
+    assert "--set gpus_per_process: 8 GPUs per process" in r.stderr
+    df = cm.sweep(preset="dgx-h100", gpus_per_process="2,8", size="1MB", gpus_per_node="4,8")
+    (api,) = set(df["error"]) - {""}
+    assert "here (`gpus_per_node`)" in api and api.replace("`", "") == error
+
+
+def test_the_dask_engines_partitions_say_plain_errors_too(tmp_path):
+    import pyarrow.parquet as pq
+
+    from costmodel import distributed as dist
+
+    sw = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function
+
+    grid = sw.make_grid(preset="dgx-h100", gpus_per_process="2,8", size="1MB", gpus_per_node="4,8")
+    assert dist.write_partition(str(tmp_path), grid, 0, 0, grid.rows) == grid.rows
+    errors = set(pq.read_table(tmp_path / dist.PART_NAME.format(0))["error"].to_pylist())
+    (error,) = errors - {""}
+    assert "`" not in error and "runs 4 GPUs here (gpus_per_node)" in error

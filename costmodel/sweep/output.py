@@ -136,6 +136,46 @@ def text_ready(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema(fields)) if changed else table
 
 
+def plain_errors(table: pa.Table) -> pa.Table:
+    """``table`` with its ``error`` cells in plain words: each name the library marks
+    (`` `gpus_per_node` ``, :data:`costmodel._limits.FIELD_MARK`) said as the name alone, as
+    every sweep output written for a reader says it (the CSV and Parquet files, the Dask
+    engine's partitions, ``sweep``'s CSV and ``--json`` rows on stdout).
+
+    The one place these cells are worded for a file. The DataFrame of :func:`costmodel.sweep`
+    keeps the library's words (each row's error is the API's refusal of that row, word for
+    word, as the API's ValueError says it), and the CLI names the ``--set`` the user typed in
+    its warning from them; a file is read by people and spreadsheets, where a backtick is noise.
+
+    >>> import pyarrow as pa
+    >>> t = plain_errors(pa.table({"error": ["runs 4 GPUs here (`gpus_per_node`)", ""]}))
+    >>> t["error"].to_pylist()
+    ['runs 4 GPUs here (gpus_per_node)', '']
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._limits import FIELD_MARK
+
+    if "error" not in table.column_names:
+        return table
+    i = table.column_names.index("error")
+    col = table.column(i)
+
+    def plain(arr: pa.Array) -> pa.Array:
+        if pa.types.is_dictionary(arr.type):  # the few distinct reasons, not every row
+            words = pc.replace_substring_regex(
+                arr.dictionary, pattern=FIELD_MARK.pattern, replacement=r"\1"
+            )
+            return pa.DictionaryArray.from_arrays(arr.indices, words)
+        if not _is_text(arr.type):
+            return arr
+        return pc.replace_substring_regex(arr, pattern=FIELD_MARK.pattern, replacement=r"\1")
+
+    words = pa.chunked_array([plain(c) for c in col.chunks], type=col.type)
+    return table.set_column(i, table.field(i), words)
+
+
 def csv_ready(table: pa.Table) -> pa.Table:
     """A chunk as CSV writes it: dictionary columns as plain strings, and a float column whose
     values are all whole numbers (below 2**53; nulls aside) written with one decimal,
@@ -159,7 +199,7 @@ def csv_ready(table: pa.Table) -> pa.Table:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = text_ready(table)
+    table = plain_errors(text_ready(table))
     fields, columns = [], []
     for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_dictionary(f.type):
@@ -195,7 +235,8 @@ class _Writer:
         else:
             import pyarrow.parquet as pq
 
-            table = text_ready(table)  # "" where a text is empty, as the CSV writes it
+            # "" where a text is empty, as the CSV writes it; errors in plain words, as there
+            table = plain_errors(text_ready(table))
             if self._writer is None:
                 self._schema = table.schema
                 self._writer = pq.ParquetWriter(str(self.path), table.schema)
