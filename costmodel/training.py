@@ -596,7 +596,8 @@ def training_cost(
     steps : float, optional
         Optimizer steps (whole, >= 1).
     tokens_per_step : float
-        Tokens per optimizer step ``T_step`` (global batch x sequence length) [-].
+        Tokens per optimizer step ``T_step`` (global batch x sequence length) [-]: a whole
+        number >= 1 (``4e6`` is; ``0.5`` is refused, a unit slip rather than a batch).
     step_time_s : float
         Time of one optimizer step [s]: predicted (``Scenario.evaluate().step_time_s``) or
         measured (``measured=True``: then the MFU is what the measurement implies).
@@ -660,6 +661,15 @@ def training_cost(
             "6 x params); give both, or neither"
         )
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
+    if per != math.floor(per):
+        # a step trains whole sequences of whole tokens (global batch x sequence length): a
+        # fraction is a unit slip (0.5 for 0.5M), not a batch, and it made steps = ceil(D /
+        # 0.5) silently; a whole float (4e6, a float column's 32768.0) is a count, accepted
+        raise ValueError(
+            f"tokens_per_step: must be a whole number of tokens >= 1 (global batch x sequence "
+            f"length), got {tokens_per_step!r}; a fraction of a token is likely a unit slip "
+            "(4M tokens per step is 4e6)"
+        )
     # plausibility bounds shared with the CLI (a 1e30 s step, 1e308 USD/GPU-hour: cost inf)
     t = _positive(step_time_name, step_time_s, "s", LIMITS["step_time"])
     if usd_per_gpu_hour is not None:

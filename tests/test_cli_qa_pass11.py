@@ -213,3 +213,26 @@ def test_the_dask_engines_partitions_say_plain_errors_too(tmp_path):
     errors = set(pq.read_table(tmp_path / dist.PART_NAME.format(0))["error"].to_pylist())
     (error,) = errors - {""}
     assert "`" not in error and "runs 4 GPUs here (gpus_per_node)" in error
+
+
+# --- a fraction of a token per step ------------------------------------------------------------
+@pytest.mark.parametrize("per_step", [0.1, 0.5, 4e6 + 0.5, 1.5])
+def test_a_fractional_tokens_per_step_is_refused_naming_it(per_step):
+    """`training_cost(..., tokens_per_step=0.5)` answered (2 steps per token): a step trains whole
+    sequences of whole tokens, so a fraction is a unit slip (0.5 for 0.5M); refused in one line
+    naming tokens_per_step. A whole float (4e6) is a count and answers."""
+    from costmodel.training import training_cost
+
+    with pytest.raises(ValueError) as err:
+        training_cost(1e12, tokens_per_step=per_step, step_time_s=1.0, ranks=8)
+    line = str(err.value)
+    assert line.startswith("tokens_per_step: must be a whole number of tokens >= 1")
+    assert f"got {per_step!r}" in line and "\n" not in line
+
+
+def test_a_whole_float_tokens_per_step_answers_as_its_int():
+    from costmodel.training import training_cost
+
+    a = training_cost(2e12, tokens_per_step=4e6, step_time_s=8.0, ranks=512)
+    b = training_cost(2e12, tokens_per_step=4_000_000, step_time_s=8.0, ranks=512)
+    assert a.steps == b.steps == 500_000 and a.wall_days == b.wall_days

@@ -449,7 +449,8 @@ def test_the_formulas_read_algorithm_rule_and_mode_in_any_case():
         (10**16, 4096, 2_441_406_250_000),  # was 2,441,406,249,998: ratio x (1 - 1e-12), ceiled
         (10**13 + 1, 10**13, 2),  # one token past a whole step needs a second one (was 1)
         (15 * 10**12, 262_144, 57_220_459),
-        (0.3, 0.1, 3),  # a ratio within float rounding of 3 is 3, not 4
+        (7.5, 2.0, 4),  # a fraction of a token to train is ceiled; a whole float per step
+        (3.0000000000000004, 1.0, 3),  # a ratio within float rounding of 3 is 3, not 4
     ],
 )
 def test_steps_are_the_exact_ceiling_of_tokens_over_tokens_per_step(tokens, per_step, steps):

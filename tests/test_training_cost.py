@@ -85,7 +85,8 @@ def test_price_presets_are_cited_and_dated():
         (dict(tokens=1e9, steps=None, price="nope"), "price"),
         (dict(tokens=1e9, price="aws-p5-on-demand", usd_per_gpu_hour=1.0), "usd_per_gpu_hour"),
         (dict(tokens=None, steps=2.5), "steps"),
-        (dict(tokens=1e308, tokens_per_step=1e-300), "tokens"),
+        (dict(tokens=1e308, tokens_per_step=1.0), "tokens: .* over 1e15 steps"),
+        (dict(tokens=1e9, tokens_per_step=0.5), "tokens_per_step: must be a whole number"),
         (dict(tokens=None, steps=float("inf")), "steps"),
     ],
 )
