@@ -161,7 +161,7 @@ def memory_notes(
 
 def strategy_memory(
     layout: Layout,
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     arch: Any = None,
     recipe: str = "mixed-adam",
@@ -178,7 +178,9 @@ def strategy_memory(
     N_shard) + buffers + gathered``, e.g. ``16 P / N`` of model state under fsdp and
     ``4 P + 12 P / N`` under zero1 for mixed-precision Adam (Rajbhandari et al. 2020,
     arXiv:1910.02054, figure 1). ``loss``: how the loss is computed,
-    which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`).
+    which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`). ``params`` a
+    count, or an architecture name read as ``arch`` (``strategy_memory(lay, "llama-3.1-8b")``,
+    as :func:`~.step.strategy_step` reads it); a count beside ``arch`` must be its count.
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
     >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
@@ -190,6 +192,11 @@ def strategy_memory(
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
+    if isinstance(params, str):  # a name, as strategy_step("llama-3.1-8b") and training_memory
+        from ..architecture import arch_of_params_text
+
+        named = arch_of_params_text(params)  # "7B": refused naming the number it means
+        params, arch = (None, params) if arch is None else (float(named.params), arch)
     plain = (
         params,
         recipe,
@@ -399,10 +406,13 @@ def _strategy_memory(
         if value is not None or name != "activations_bytes":  # None: the architecture's
             _one_number(name, value)
     if arch is not None:
-        from ..architecture import load_arch
+        from ..architecture import load_arch, params_differ
 
         a = load_arch(arch)
         p = float(a.params)
+        if params is not None and _one_number("params", params) != p:
+            # as strategy_step, training_memory and Scenario refuse it (the count was dropped)
+            raise ValueError(params_differ(params, a))
     elif params is None:
         raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     else:

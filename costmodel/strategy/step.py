@@ -815,6 +815,8 @@ def _resolve(
         a = load_arch(arch) if arch is not None else None
         if a is None and params is None:
             raise ValueError("params: give a parameter count or `arch` (an architecture name)")
+        if isinstance(params, bool | np.bool_):  # float(True) was 1 parameter
+            raise ValueError(f"params: expected a number, got {params!r}")
         try:
             p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
         except (TypeError, ValueError):
@@ -867,7 +869,13 @@ def _resolve(
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention
         layout = make_layout(**kw)
-    elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
+    elif layout.ranks != ranks:  # it was silently replaced by the cluster's count
+        raise ValueError(
+            f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs ({int(c.nodes)} "
+            f"node(s) x {int(c.gpus_per_node)}); give nodes= for {layout.ranks} GPUs, or a "
+            f"Layout of ranks={ranks}"
+        )
+    elif layout.gpus_per_node != c.gpus_per_node:
         layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
         layout = make_layout(**layout.model_dump())
     return c, layout
@@ -1353,6 +1361,44 @@ def check_step_keywords(kwargs: dict[str, Any], where: str = "strategy_step") ->
         )
 
 
+#: The step's keywords a :class:`~.layout.Layout` holds (its fields of the same names).
+LAYOUT_OPTIONS = (
+    "strategy",
+    "group_size",
+    "reshard_after_forward",
+    "param_dtype",
+    "grad_dtype",
+    "bucket_cap_bytes",
+    "comm_contention",
+)
+
+
+def check_layout_options(kwargs: dict[str, Any]) -> None:
+    """ValueError naming the option when ``kwargs`` give a ``layout`` and, beside it, one of
+    :data:`LAYOUT_OPTIONS` that is not the layout's: the layout wins, so
+    ``strategy_step(p, layout=Layout(strategy="fsdp"), param_dtype="fp8")`` priced bf16
+    gathers without a word. The same value (``Scenario`` passes both), or None, is no conflict.
+
+    >>> from .layout import Layout
+    >>> check_layout_options({"layout": Layout(strategy="fsdp"), "strategy": "fsdp"})
+    >>> check_layout_options({"layout": Layout(strategy="fsdp"), "param_dtype": "fp8"})
+    Traceback (most recent call last):
+    ...
+    ValueError: param_dtype: 'fp8' contradicts the layout's 'bf16'; give it in the Layout (cm.Layout(..., param_dtype='fp8')) or leave it out
+    """
+    layout = kwargs.get("layout")
+    if not isinstance(layout, Layout):  # None, or refused by the step naming `layout`
+        return
+    for k in LAYOUT_OPTIONS:
+        v = kwargs.get(k)
+        if v is None or v == getattr(layout, k):
+            continue
+        raise ValueError(
+            f"{k}: {v!r} contradicts the layout's {getattr(layout, k)!r}; give it in the "
+            f"Layout (cm.Layout(..., {k}={v!r})) or leave it out"
+        )
+
+
 def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
     """The public step of a preparation: prepared, scheduled and accumulated at once."""
 
@@ -1365,6 +1411,7 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
             )
         named = choice_names(kwargs)  # precision="FP8" is fp8, as Scenario and the CLI read it
         check_step_keywords({k: v for k, v in named.items() if k != "params"})
+        check_layout_options(named)
         return prepare(*args, **named).finish()
 
     strategy_step.__doc__ = prepare.__doc__
@@ -1986,7 +2033,13 @@ def _calibrated_micro_s(
     once. The one-node step is taken at the default contention
     (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
     with): another ``c`` is a what-if on the network side and leaves the compute as it is.
-    Fixed point (the step increases with the compute), cached per one-node setting."""
+    So is the gather dtype: the one-node step gathers in bf16 (the step's default
+    ``param_dtype``), as every fitted one-node run did, whatever the layout asks (calibrated on
+    the layout's, an fp8 gather took back on one node the time it saved, and an fp32 gather
+    was as fast as bf16's). It reduces in the layout's ``grad_dtype``, each published run's own
+    (fp32 for llm-foundry's DEFAULT and torchtitan, bf16 for PURE), as the fidelity report
+    calibrates its rows (``step_fidelity._Engine.calibrate``). Fixed point (the step
+    increases with the compute), cached per one-node setting."""
     one, one_json = _one_node(c)
     key = (
         one_json,
@@ -1998,7 +2051,6 @@ def _calibrated_micro_s(
         micro_batch,
         sequence_length,
         model,
-        layout.param_dtype,
         layout.grad_dtype,
         sync_loss,
         precision,
@@ -2021,8 +2073,7 @@ def _calibrated_micro_s(
                         arch=a,
                         cluster=one,
                         nodes=1,
-                        strategy="fsdp",
-                        param_dtype=layout.param_dtype,
+                        strategy="fsdp",  # gathers in bf16, the default: the fitted runs'
                         grad_dtype=layout.grad_dtype,
                         comm_contention=DEFAULT_COMM_CONTENTION,
                         recipe=recipe,
