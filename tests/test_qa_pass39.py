@@ -88,6 +88,10 @@ def test_an_option_beside_a_layout_that_contradicts_it_is_refused(
         cm.strategy_step(8e9, layout=lay, **{option: value}, **FAST)
     same = cm.strategy_step(8e9, layout=lay, strategy="fsdp", param_dtype="bf16", **FAST)
     assert same.step_time_s == cm.strategy_step(8e9, strategy="fsdp", **FAST).step_time_s
+    # the defaults a layout runs (hsdp's one-node group, resharding) are no contradiction
+    hsdp = cm.Layout(strategy="hsdp", ranks=16)
+    kept = cm.strategy_step(8e9, nodes=2, layout=hsdp, group_size=8, reshard_after_forward=True)
+    assert kept.layout_name == "hsdp g=8"
 
 
 def test_a_layouts_ranks_are_not_replaced_by_the_clusters() -> None:
@@ -99,3 +103,31 @@ def test_a_layouts_ranks_are_not_replaced_by_the_clusters() -> None:
     on_8 = cm.strategy_step(8e9, layout=lay, nodes=8, **FAST)
     assert on_8.ranks == 64
     assert on_8.step_time_s == cm.strategy_step(8e9, strategy="fsdp", nodes=8, **FAST).step_time_s
+
+
+# -- a Cluster object's node count, read alike by the step and the advisor --
+
+
+def test_the_advisor_ranks_a_cluster_objects_own_nodes_as_the_step_prices_them() -> None:
+    """``strategy_step(cluster=cm.cluster("dgx-h100", nodes=4))`` prices 32 GPUs; the advisor
+    given the same object ranked 8 (its ``nodes`` default replaced the cluster's 4)."""
+    c = cm.cluster("dgx-h100", nodes=4)
+    step = cm.strategy_step(8e9, strategy="fsdp", cluster=c, **FAST)
+    advice = cm.advise_strategy(8e9, cluster=c, strategies=[{"strategy": "fsdp"}], band=False)
+    assert step.ranks == advice.best.ranks == 32
+    assert advice.best.step_time_s == step.step_time_s
+    two = cm.advise_strategy(8e9, cluster=c, nodes=2, strategies=[{"strategy": "fsdp"}])
+    assert two.best.ranks == 16  # a count given is the count priced
+
+
+def test_an_hsdp_group_of_one_gpu_holds_no_gathered_units() -> None:
+    """``hsdp g=1`` gathers and reduce-scatters nothing (its step's all-gathers take 0 s), yet
+    its memory held 1.41 GB of "gathered units" for an 8B count on top of the whole state."""
+    step = cm.strategy_step(8e9, strategy="hsdp", group_size=1, nodes=2, **FAST)
+    assert step.comm_by_kind_s["all_gather"] == step.comm_by_kind_s["reduce_scatter"] == 0.0
+    assert step.memory.parts()["gathered_units_bytes"] == 0.0
+    # the state is ddp's (nothing sharded), less ddp's bucket copy of the gradients
+    ddp = cm.strategy_memory(cm.Layout(strategy="ddp", ranks=16), 8e9)
+    assert step.memory_bytes == ddp.total_bytes - ddp.parts()["buckets_bytes"]
+    mem = cm.strategy_memory(cm.Layout(strategy="hsdp", ranks=16, group_size=1), 8e9)
+    assert mem.total_bytes == step.memory_bytes

@@ -387,6 +387,13 @@ def advise(
     """
     check_step_keywords(step_kwargs, "advise_strategy")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
+    from ..hardware import Cluster
+
+    if isinstance(cluster, Cluster) and nodes == DEFAULT_NODES:
+        # a Cluster object's own node count unless another is given, as strategy_step reads
+        # it: advise(cluster=cm.cluster("dgx-h100", nodes=4)) ranked one node of it, where the
+        # step of that cluster prices its 32 GPUs
+        nodes = int(cluster.nodes)
     calls = layout_calls(
         params,
         cluster=cluster,

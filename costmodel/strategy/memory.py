@@ -14,7 +14,8 @@ fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the 
 ========= ==================================================================================
 
 One rank communicates nothing, so it holds none of these (``ranks = 1``: the lesson's
-``16 P`` for mixed-precision Adam, unchanged).
+``16 P`` for mixed-precision Adam, unchanged); nor does an hsdp group of one GPU, which gathers
+nothing (its replicas all-reduce each unit's gradient in place).
 
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
@@ -192,7 +193,9 @@ def strategy_memory(
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
-    if isinstance(params, str):  # a name, as strategy_step("llama-3.1-8b") and training_memory
+    if isinstance(params, str) and not _numeric_text(params):
+        # a name, as strategy_step("llama-3.1-8b") and training_memory read it ("7e9" stays
+        # a count)
         from ..architecture import arch_of_params_text
 
         named = arch_of_params_text(params)  # "7B": refused naming the number it means
@@ -224,6 +227,15 @@ def strategy_memory(
 
 
 _KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
+
+
+def _numeric_text(text: str) -> bool:
+    """Whether ``text`` is a number ``float`` reads (``"7e9"``), not a name."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _one_number(name: str, value: object) -> Any:
@@ -439,6 +451,11 @@ def _strategy_memory(
     gathered = buffers = 0.0
     if lay.ranks == 1:
         pass  # one rank: no collective, no bucket, nothing gathered
+    elif lay.shard_group == 1 and lay.strategy == "hsdp":
+        # an hsdp group of one GPU holds its whole unit already: the step gathers nothing and
+        # reduce-scatters nothing (it all-reduces each unit's gradient in place, across the
+        # replicas), so no gathered copy is held, as one rank holds none
+        pass
     elif lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):

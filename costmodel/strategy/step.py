@@ -1389,9 +1389,15 @@ def check_layout_options(kwargs: dict[str, Any]) -> None:
     layout = kwargs.get("layout")
     if not isinstance(layout, Layout):  # None, or refused by the step naming `layout`
         return
+    # what the layout runs, where a field's None means a default: hsdp's group one node,
+    # fsdp/hsdp resharding
+    runs = {
+        "group_size": layout.shard_group if layout.strategy == "hsdp" else None,
+        "reshard_after_forward": layout.reshards if layout.strategy in ("fsdp", "hsdp") else None,
+    }
     for k in LAYOUT_OPTIONS:
         v = kwargs.get(k)
-        if v is None or v == getattr(layout, k):
+        if v is None or v == getattr(layout, k) or (k in runs and v == runs[k]):
             continue
         raise ValueError(
             f"{k}: {v!r} contradicts the layout's {getattr(layout, k)!r}; give it in the "
