@@ -131,3 +131,18 @@ def test_an_hsdp_group_of_one_gpu_holds_no_gathered_units() -> None:
     assert step.memory_bytes == ddp.total_bytes - ddp.parts()["buckets_bytes"]
     mem = cm.strategy_memory(cm.Layout(strategy="hsdp", ranks=16, group_size=1), 8e9)
     assert mem.total_bytes == step.memory_bytes
+
+
+# -- one range per input on every surface --
+
+
+def test_a_measured_compute_time_has_scenarios_range_in_the_step() -> None:
+    """``Scenario`` and ``--compute-time`` refuse a compute time above 1e6 s; the step priced
+    ``compute_time_s=1e9`` (a step of 31 years)."""
+    with pytest.raises(ValueError, match=r"^compute_time_s: must be a duration in \(0, 1e6\] s"):
+        cm.Scenario(params=8e9, compute_time_s=1e9)
+    with pytest.raises(
+        ValueError, match=r"^compute_time_s: must be a duration in \(0, 1e6\] s, got 1000000000.0$"
+    ):
+        cm.strategy_step(8e9, compute_time_s=1e9, **FAST)
+    assert cm.strategy_step(8e9, compute_time_s=1e6, **FAST).compute_s == 1e6
