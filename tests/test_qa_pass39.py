@@ -146,3 +146,10 @@ def test_a_measured_compute_time_has_scenarios_range_in_the_step() -> None:
     ):
         cm.strategy_step(8e9, compute_time_s=1e9, **FAST)
     assert cm.strategy_step(8e9, compute_time_s=1e6, **FAST).compute_s == 1e6
+
+
+def test_a_timer_that_is_no_collective_timer_is_refused_in_one_line() -> None:
+    """``timer="x"`` raised ``AttributeError: 'str' object has no attribute 'cluster'`` from
+    inside the step."""
+    with pytest.raises(ValueError, match=r"^timer: a CollectiveTimer .* or None, got 'x'$"):
+        cm.strategy_step(8e9, timer="x", **FAST)

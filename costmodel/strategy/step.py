@@ -1418,6 +1418,12 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
         named = choice_names(kwargs)  # precision="FP8" is fp8, as Scenario and the CLI read it
         check_step_keywords({k: v for k, v in named.items() if k != "params"})
         check_layout_options(named)
+        timer = named.get("timer")
+        if timer is not None and not isinstance(timer, CollectiveTimer):  # read `.cluster` of it
+            raise ValueError(
+                f"timer: a CollectiveTimer (costmodel.strategy.comm) to reuse, or None, got "
+                f"{timer!r}"
+            )
         return prepare(*args, **named).finish()
 
     strategy_step.__doc__ = prepare.__doc__
