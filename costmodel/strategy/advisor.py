@@ -472,6 +472,12 @@ def layout_calls(
         c = cache.cluster(cluster, nodes)
     else:
         c = cluster if cluster.nodes == nodes else presets.cluster(cluster, nodes=nodes)
+    gpn = step_kwargs.get("gpus_per_node")
+    if gpn is not None and whole_count("gpus_per_node", gpn) != c.gpus_per_node:
+        # the slice the steps run on, before the layouts are made: their ranks and hsdp groups
+        # are the slice's (the unsliced node's were re-ranked by the step, listing an "hsdp g=8"
+        # of 8 ranks, fsdp again, on a 4-GPU slice of 2 nodes)
+        c = c.with_gpus_per_node(whole_count("gpus_per_node", gpn))
     layout_opts: dict[str, Any] = {
         k: step_kwargs.pop(k)
         for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention")
