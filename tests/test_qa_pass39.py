@@ -153,3 +153,31 @@ def test_a_timer_that_is_no_collective_timer_is_refused_in_one_line() -> None:
     inside the step."""
     with pytest.raises(ValueError, match=r"^timer: a CollectiveTimer .* or None, got 'x'$"):
         cm.strategy_step(8e9, timer="x", **FAST)
+
+
+def test_the_advisor_lists_the_layouts_of_a_node_slice() -> None:
+    """``advise_strategy(nodes=2, gpus_per_node=4)`` made its layouts on the whole nodes' 16
+    ranks and let the step re-rank them: an "hsdp g=8" of 8 ranks (fsdp again) was listed, and
+    ``costmodel step --strategy all --gpus-per-node 4`` lists the slice's groups only."""
+    a = cm.advise_strategy(8e9, nodes=2, gpus_per_node=4, band=False)
+    names = [s.layout_name for s in a.steps]
+    assert sorted(names) == sorted(
+        ["ddp", "zero1", "zero2", "fsdp", "fsdp (no reshard)", "hsdp g=2", "hsdp g=4"]
+    )
+    assert {s.ranks for s in a.steps} == {8}
+    g4 = next(s for s in a.steps if s.layout_name == "hsdp g=4")
+    step = cm.strategy_step(8e9, nodes=2, gpus_per_node=4, strategy="hsdp", band=False)
+    assert g4.step_time_s == step.step_time_s
+
+
+def test_a_gather_dtype_ddp_does_not_use_is_said() -> None:
+    """``strategy_step(strategy="ddp", param_dtype="fp8")`` priced the bf16 step and said
+    nothing (ddp all-gathers no parameters), as the bucket cap's note says it for fsdp."""
+    fp8 = cm.strategy_step(8e9, strategy="ddp", param_dtype="fp8", **FAST)
+    bf16 = cm.strategy_step(8e9, strategy="ddp", **FAST)
+    assert fp8.step_time_s == bf16.step_time_s
+    said = [n for n in fp8.notes if n.startswith("param_dtype: fp8 not applied to ddp")]
+    assert len(said) == 1
+    assert not any(n.startswith("param_dtype") for n in bf16.notes)
+    zero1 = cm.strategy_step(8e9, strategy="zero1", param_dtype="fp8", **FAST)
+    assert not any(n.startswith("param_dtype") for n in zero1.notes)

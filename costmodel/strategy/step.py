@@ -1241,7 +1241,8 @@ def _prepare_at(
             notes=fit_notes(
                 su.notes
                 + _unsized_activations(a, mem, su.shape)
-                + ((layout.bucket_note,) if layout.bucket_note else ()),
+                + ((layout.bucket_note,) if layout.bucket_note else ())
+                + ((layout.param_dtype_note,) if layout.param_dtype_note else ()),
                 mem.total_bytes,
                 float(c.gpu.memory_bytes),
                 su.cuda_context_bytes,
