@@ -103,6 +103,13 @@ def test_a_layouts_ranks_are_not_replaced_by_the_clusters() -> None:
     on_8 = cm.strategy_step(8e9, layout=lay, nodes=8, **FAST)
     assert on_8.ranks == 64
     assert on_8.step_time_s == cm.strategy_step(8e9, strategy="fsdp", nodes=8, **FAST).step_time_s
+    # a Layout left at its one-node default is the cluster's count, as before
+    assert cm.strategy_step(8e9, layout=cm.Layout(strategy="fsdp"), nodes=2, **FAST).ranks == 16
+    four = cm.Layout(strategy="hsdp", gpus_per_node=4)  # one node of 4, not a count of 4
+    assert cm.strategy_step(8e9, layout=four, nodes=2, gpus_per_node=4, **FAST).ranks == 8
+    # a node size the Layout was given is not replaced by the cluster's either
+    with pytest.raises(ValueError, match=r"^layout: gpus_per_node=4 is not the cluster's 8"):
+        cm.strategy_step(8e9, layout=cm.Layout(strategy="hsdp", ranks=8, gpus_per_node=4), **FAST)
 
 
 # -- a Cluster object's node count, read alike by the step and the advisor --

@@ -51,7 +51,7 @@ import numpy as np
 
 from .._checks import FasterThanPeakError
 from .._limits import choice_names
-from ..hardware import DEFAULT_NODES
+from ..hardware import DEFAULT_NODES, default_ranks
 from ..predict import CalibrationWarning
 from ..units import whole_number
 from . import ddp as _ddp
@@ -869,15 +869,29 @@ def _resolve(
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention
         layout = make_layout(**kw)
-    elif layout.ranks != ranks:  # it was silently replaced by the cluster's count
-        raise ValueError(
-            f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs ({int(c.nodes)} "
-            f"node(s) x {int(c.gpus_per_node)}); give nodes= for {layout.ranks} GPUs, or a "
-            f"Layout of ranks={ranks}"
-        )
-    elif layout.gpus_per_node != c.gpus_per_node:
-        layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
-        layout = make_layout(**layout.model_dump())
+    else:
+        # a count the Layout was given is the count priced, never silently the cluster's; one
+        # left to its default (one node) is the cluster's, as before
+        given = layout.model_fields_set
+        gpn = int(c.gpus_per_node)
+        if "gpus_per_node" in given and layout.gpus_per_node != gpn:
+            raise ValueError(
+                f"layout: gpus_per_node={layout.gpus_per_node} is not the cluster's {gpn} per "
+                f"node; give gpus_per_node={layout.gpus_per_node} (a slice of each node), or a "
+                f"Layout of gpus_per_node={gpn}"
+            )
+        own_ranks = "ranks" in given and not (
+            "gpus_per_node" in given and layout.ranks == default_ranks(layout.gpus_per_node)
+        )  # Layout(gpus_per_node=4) is given one node of 4 ranks, not a count
+        if own_ranks and layout.ranks != ranks:
+            raise ValueError(
+                f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs "
+                f"({int(c.nodes)} node(s) x {gpn}); give nodes= for {layout.ranks} GPUs, or "
+                f"a Layout of ranks={ranks}"
+            )
+        if layout.ranks != ranks or layout.gpus_per_node != gpn:
+            layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": gpn})
+            layout = make_layout(**layout.model_dump())
     return c, layout
 
 
