@@ -382,7 +382,11 @@ def fit_notes(
 
 
 def _strategy_memory(
-    layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
+    layout: Layout,
+    params: float | str | None,
+    arch: Any,
+    flash_attention: bool,
+    plain: tuple[Any, ...],
 ) -> StrategyMemory:
     """:func:`strategy_memory` of checked arguments (``plain``: its other arguments in order),
     kept there per setting when they are plain values, the layout and one architecture
