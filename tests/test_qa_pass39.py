@@ -188,3 +188,49 @@ def test_a_gather_dtype_ddp_does_not_use_is_said() -> None:
     assert not any(n.startswith("param_dtype") for n in bf16.notes)
     zero1 = cm.strategy_step(8e9, strategy="zero1", param_dtype="fp8", **FAST)
     assert not any(n.startswith("param_dtype") for n in zero1.notes)
+
+
+# -- the advisor refuses what it chooses itself --
+
+
+def test_a_layout_given_to_the_advisor_is_refused_not_ranked_seven_times() -> None:
+    """``advise_strategy(p, layout=Layout(strategy="fsdp"))`` replaced every candidate's layout
+    with the one given: seven fsdp rows ranked against each other."""
+    with pytest.raises(ValueError, match=r"^layout: advise_strategy ranks every layout"):
+        cm.advise_strategy(8e9, layout=cm.Layout(strategy="fsdp"), band=False)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [("strategy", "fsdp"), ("group_size", 4), ("reshard_after_forward", False)],
+)
+def test_a_layout_keyword_given_to_the_advisor_is_refused(keyword: str, value: object) -> None:
+    """``advise_strategy(p, strategy="fsdp")`` (or an hsdp group, or no resharding) ranked every
+    layout and dropped the keyword without a word; ``costmodel step --strategy all`` refuses
+    ``--group-size`` so."""
+    with pytest.raises(ValueError, match=rf"^{keyword}: advise_strategy ranks every layout"):
+        cm.advise_strategy(8e9, band=False, **{keyword: value})
+    with pytest.raises(ValueError, match=rf"^{keyword}: advise_strategy_nodes ranks"):
+        cm.advise_strategy_nodes(8e9, nodes=(1, 2), band=False, **{keyword: value})
+
+
+@pytest.mark.parametrize(
+    ("strategies", "said"),
+    [
+        ([{"strategy": "fsdp", "ranks": 64}], r"^strategies: 'ranks' in .* is the cluster's"),
+        ([{"strategy": "fsdp", "gpus_per_node": 4}], r"^strategies: 'gpus_per_node' in"),
+        ([], r"^strategies: an empty list"),
+    ],
+)
+def test_the_advisors_strategies_are_checked_in_one_line(strategies: list, said: str) -> None:
+    """A ``ranks`` in an entry raised ``make_layout() got multiple values for keyword argument
+    'ranks'``; an empty list ranked every layout, as None does."""
+    with pytest.raises(ValueError, match=said):
+        cm.advise_strategy(8e9, strategies=strategies, band=False)
+
+
+def test_a_timer_given_to_the_advisor_is_refused_in_one_line() -> None:
+    """``advise_strategy(timer="x")`` raised ``AttributeError`` from inside the steps (a real
+    timer replaced the one of each hsdp group size)."""
+    with pytest.raises(ValueError, match=r"^timer: advise_strategy makes one per group size"):
+        cm.advise_strategy(8e9, timer="x", band=False)

@@ -386,6 +386,7 @@ def advise(
     True
     """
     check_step_keywords(step_kwargs, "advise_strategy")
+    check_ranked_keywords(step_kwargs, "advise_strategy")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     from ..hardware import Cluster
 
@@ -405,6 +406,33 @@ def advise(
         **step_kwargs,
     )
     return Advice(rank_steps(strategy_steps(calls)))
+
+
+def check_ranked_keywords(step_kwargs: dict[str, Any], where: str = "advise_strategy") -> None:
+    """ValueError naming the keyword when ``step_kwargs`` give what the advisor itself chooses
+    for each layout it ranks: ``layout``, ``strategy``, ``group_size``,
+    ``reshard_after_forward`` (it ranks every layout; ``layout=`` replaced each one, ranking
+    seven copies of it, and the others were dropped without a word) and ``timer`` (one per
+    group size, over ``predictions``), as ``costmodel step --strategy all`` refuses
+    ``--group-size``.
+
+    >>> check_ranked_keywords({"strategy": "fsdp"})
+    Traceback (most recent call last):
+    ...
+    ValueError: strategy: advise_strategy ranks every layout it makes; name those to rank with strategies=[...] (e.g. strategies=['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or price one layout with strategy_step
+    """
+    for k in ("layout", "strategy", "group_size", "reshard_after_forward"):
+        if step_kwargs.get(k) is not None:
+            raise ValueError(
+                f"{k}: {where} ranks every layout it makes; name those to rank with "
+                "strategies=[...] (e.g. strategies=['fsdp', {'strategy': 'hsdp', "
+                "'group_size': 4}]), or price one layout with strategy_step"
+            )
+    if step_kwargs.get("timer") is not None:
+        raise ValueError(
+            f"timer: {where} makes one per group size; share its predictions with "
+            "predictions=PredictionCache() instead"
+        )
 
 
 def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
@@ -431,11 +459,19 @@ def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
         entries = list(strategies)
     except TypeError:
         raise ValueError(f"strategies: expected a list, {rule}; got {strategies!r}") from None
+    if not entries:  # it ranked every candidate, as None does
+        raise ValueError(f"strategies: an empty list; {rule}, or None for every layout")
     out: list[dict[str, Any]] = []
     for entry in entries:
         if isinstance(entry, str):
             out.append({"strategy": entry})
         elif isinstance(entry, dict):
+            for k in ("ranks", "gpus_per_node"):  # make_layout's "multiple values" TypeError
+                if k in entry:
+                    raise ValueError(
+                        f"strategies: {k!r} in {entry!r} is the cluster's, not an entry's "
+                        "(nodes=, gpus_per_node=)"
+                    )
             out.append(dict(entry))
         else:
             raise ValueError(f"strategies: {rule}; got {entry!r}")
@@ -537,6 +573,7 @@ def advise_nodes(
     ([1, 2], 16)
     """
     check_step_keywords(step_kwargs, "advise_strategy_nodes")
+    check_ranked_keywords(step_kwargs, "advise_strategy_nodes")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     from .._checks import must_be, whole_count
 
