@@ -419,19 +419,19 @@ def check_ranked_keywords(step_kwargs: dict[str, Any], where: str = "advise_stra
     >>> check_ranked_keywords({"strategy": "fsdp"})
     Traceback (most recent call last):
     ...
-    ValueError: strategy: advise_strategy ranks every layout it makes; name those to rank with strategies=[...] (e.g. strategies=['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or price one layout with strategy_step
+    ValueError: strategy: advise_strategy ranks every layout it makes; name those to rank in `strategies` (e.g. ['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or price one layout with `strategy_step`
     """
     for k in ("layout", "strategy", "group_size", "reshard_after_forward"):
         if step_kwargs.get(k) is not None:
             raise ValueError(
-                f"{k}: {where} ranks every layout it makes; name those to rank with "
-                "strategies=[...] (e.g. strategies=['fsdp', {'strategy': 'hsdp', "
-                "'group_size': 4}]), or price one layout with strategy_step"
+                f"{k}: {where} ranks every layout it makes; name those to rank in "
+                "`strategies` (e.g. ['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or "
+                "price one layout with `strategy_step`"
             )
     if step_kwargs.get("timer") is not None:
         raise ValueError(
             f"timer: {where} makes one per group size; share its predictions with "
-            "predictions=PredictionCache() instead"
+            "`predictions` (a PredictionCache) instead"
         )
 
 
@@ -470,7 +470,7 @@ def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
                 if k in entry:
                     raise ValueError(
                         f"strategies: {k!r} in {entry!r} is the cluster's, not an entry's "
-                        "(nodes=, gpus_per_node=)"
+                        "(`nodes`, `gpus_per_node`)"
                     )
             out.append(dict(entry))
         else:

@@ -374,7 +374,7 @@ class Layout(OneLineModel):
             return None
         return (
             f"param_dtype: {self.param_dtype} not applied to ddp, which all-gathers no "
-            "parameters (it all-reduces gradients, in grad_dtype); zero1, zero2, fsdp and hsdp "
+            "parameters (it all-reduces gradients, in `grad_dtype`); zero1, zero2, fsdp and hsdp "
             "gather in it"
         )
 

@@ -877,8 +877,8 @@ def _resolve(
         if "gpus_per_node" in given and layout.gpus_per_node != gpn:
             raise ValueError(
                 f"layout: gpus_per_node={layout.gpus_per_node} is not the cluster's {gpn} per "
-                f"node; give gpus_per_node={layout.gpus_per_node} (a slice of each node), or a "
-                f"Layout of gpus_per_node={gpn}"
+                f"node; give `gpus_per_node` {layout.gpus_per_node} (a slice of each node), or "
+                f"a Layout of gpus_per_node={gpn}"
             )
         own_ranks = "ranks" in given and not (
             "gpus_per_node" in given and layout.ranks == default_ranks(layout.gpus_per_node)
@@ -886,7 +886,7 @@ def _resolve(
         if own_ranks and layout.ranks != ranks:
             raise ValueError(
                 f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs "
-                f"({int(c.nodes)} node(s) x {gpn}); give nodes= for {layout.ranks} GPUs, or "
+                f"({int(c.nodes)} node(s) x {gpn}); give `nodes` for {layout.ranks} GPUs, or "
                 f"a Layout of ranks={ranks}"
             )
         if layout.ranks != ranks or layout.gpus_per_node != gpn:
