@@ -234,3 +234,13 @@ def test_a_timer_given_to_the_advisor_is_refused_in_one_line() -> None:
     timer replaced the one of each hsdp group size)."""
     with pytest.raises(ValueError, match=r"^timer: advise_strategy makes one per group size"):
         cm.advise_strategy(8e9, timer="x", band=False)
+
+
+def test_fit_suggestions_refuses_a_layout_it_would_change() -> None:
+    """``fit_suggestions(70e9, layout=Layout(strategy="ddp"))`` offered only larger cards: each
+    sharding change's strategy lost to the layout given (now refused by the step, and dropped
+    with the change), so zero1..fsdp, which fit, were never offered."""
+    with pytest.raises(ValueError, match=r"^layout: fit_suggestions changes the layout"):
+        cm.fit_suggestions(70e9, layout=cm.Layout(strategy="ddp"))
+    kinds = {c.change for c in cm.fit_suggestions(70e9, strategy="ddp").changes}
+    assert "fsdp" in kinds

@@ -834,6 +834,13 @@ def fit_suggestions(
     from .._checks import whole_count
 
     check_step_keywords(step_kwargs, "fit_suggestions")
+    if step_kwargs.get("layout") is not None:
+        # a layout wins over each change's strategy in the step: the sharding changes were
+        # priced as the layout given, or dropped, without a word
+        raise ValueError(
+            "layout: fit_suggestions changes the layout (more sharding, an hsdp group); give its "
+            "`strategy` (with `group_size`, `reshard_after_forward`) instead"
+        )
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     max_nodes = whole_count("max_nodes", max_nodes)  # a string raised "'<=' not supported"
     base_kw = dict(
