@@ -143,8 +143,8 @@ def test_the_architecture_s_own_count_beside_it_is_the_same_step():
 @pytest.mark.parametrize(
     ("kw", "starts"),
     [
-        ({"compute_time_s": "400ms"}, "compute_time_s: must be a finite time > 0 s"),
-        ({"compute_time_s": True}, "compute_time_s: must be a finite time > 0 s"),
+        ({"compute_time_s": "400ms"}, "compute_time_s: must be a duration in (0, 1e6] s"),
+        ({"compute_time_s": True}, "compute_time_s: must be a duration in (0, 1e6] s"),
         ({"mfu": "abc"}, "mfu: must be a model FLOP utilisation in [0.001, 1], got 'abc'"),
         ({"mfu": np.array([0.3, 0.4])}, "mfu: must be a model FLOP utilisation in [0.001, 1]"),
     ],

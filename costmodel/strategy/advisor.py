@@ -386,7 +386,15 @@ def advise(
     True
     """
     check_step_keywords(step_kwargs, "advise_strategy")
+    check_ranked_keywords(step_kwargs, "advise_strategy")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
+    from ..hardware import Cluster
+
+    if isinstance(cluster, Cluster) and nodes == DEFAULT_NODES:
+        # a Cluster object's own node count unless another is given, as strategy_step reads
+        # it: advise(cluster=cm.cluster("dgx-h100", nodes=4)) ranked one node of it, where the
+        # step of that cluster prices its 32 GPUs
+        nodes = int(cluster.nodes)
     calls = layout_calls(
         params,
         cluster=cluster,
@@ -398,6 +406,33 @@ def advise(
         **step_kwargs,
     )
     return Advice(rank_steps(strategy_steps(calls)))
+
+
+def check_ranked_keywords(step_kwargs: dict[str, Any], where: str = "advise_strategy") -> None:
+    """ValueError naming the keyword when ``step_kwargs`` give what the advisor itself chooses
+    for each layout it ranks: ``layout``, ``strategy``, ``group_size``,
+    ``reshard_after_forward`` (it ranks every layout; ``layout=`` replaced each one, ranking
+    seven copies of it, and the others were dropped without a word) and ``timer`` (one per
+    group size, over ``predictions``), as ``costmodel step --strategy all`` refuses
+    ``--group-size``.
+
+    >>> check_ranked_keywords({"strategy": "fsdp"})
+    Traceback (most recent call last):
+    ...
+    ValueError: strategy: advise_strategy ranks every layout it makes; name those to rank in `strategies` (e.g. ['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or price one layout with `strategy_step`
+    """
+    for k in ("layout", "strategy", "group_size", "reshard_after_forward"):
+        if step_kwargs.get(k) is not None:
+            raise ValueError(
+                f"{k}: {where} ranks every layout it makes; name those to rank in "
+                "`strategies` (e.g. ['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or "
+                "price one layout with `strategy_step`"
+            )
+    if step_kwargs.get("timer") is not None:
+        raise ValueError(
+            f"timer: {where} makes one per group size; share its predictions with "
+            "`predictions` (a PredictionCache) instead"
+        )
 
 
 def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
@@ -424,11 +459,19 @@ def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
         entries = list(strategies)
     except TypeError:
         raise ValueError(f"strategies: expected a list, {rule}; got {strategies!r}") from None
+    if not entries:  # it ranked every candidate, as None does
+        raise ValueError(f"strategies: an empty list; {rule}, or None for every layout")
     out: list[dict[str, Any]] = []
     for entry in entries:
         if isinstance(entry, str):
             out.append({"strategy": entry})
         elif isinstance(entry, dict):
+            for k in ("ranks", "gpus_per_node"):  # make_layout's "multiple values" TypeError
+                if k in entry:
+                    raise ValueError(
+                        f"strategies: {k!r} in {entry!r} is the cluster's, not an entry's "
+                        "(`nodes`, `gpus_per_node`)"
+                    )
             out.append(dict(entry))
         else:
             raise ValueError(f"strategies: {rule}; got {entry!r}")
@@ -465,6 +508,12 @@ def layout_calls(
         c = cache.cluster(cluster, nodes)
     else:
         c = cluster if cluster.nodes == nodes else presets.cluster(cluster, nodes=nodes)
+    gpn = step_kwargs.get("gpus_per_node")
+    if gpn is not None and whole_count("gpus_per_node", gpn) != c.gpus_per_node:
+        # the slice the steps run on, before the layouts are made: their ranks and hsdp groups
+        # are the slice's (the unsliced node's were re-ranked by the step, listing an "hsdp g=8"
+        # of 8 ranks, fsdp again, on a 4-GPU slice of 2 nodes)
+        c = c.with_gpus_per_node(whole_count("gpus_per_node", gpn))
     layout_opts: dict[str, Any] = {
         k: step_kwargs.pop(k)
         for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention")
@@ -524,6 +573,7 @@ def advise_nodes(
     ([1, 2], 16)
     """
     check_step_keywords(step_kwargs, "advise_strategy_nodes")
+    check_ranked_keywords(step_kwargs, "advise_strategy_nodes")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     from .._checks import must_be, whole_count
 
@@ -784,6 +834,13 @@ def fit_suggestions(
     from .._checks import whole_count
 
     check_step_keywords(step_kwargs, "fit_suggestions")
+    if step_kwargs.get("layout") is not None:
+        # a layout wins over each change's strategy in the step: the sharding changes were
+        # priced as the layout given, or dropped, without a word
+        raise ValueError(
+            "layout: fit_suggestions changes the layout (more sharding, an hsdp group); give its "
+            "`strategy` (with `group_size`, `reshard_after_forward`) instead"
+        )
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     max_nodes = whole_count("max_nodes", max_nodes)  # a string raised "'<=' not supported"
     base_kw = dict(

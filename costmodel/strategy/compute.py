@@ -121,14 +121,20 @@ def micro_batch_compute_s(
     """
     if compute_time_s is not None:
         t = _number(compute_time_s)
-        if not (math.isfinite(t) and t > 0):
+        from .._limits import LIMITS
+
+        # Scenario's, the CLI's --compute-time and the sweep's one range, (0, 1e6] s: 1e9 s
+        # was priced here while Scenario refused it
+        if not LIMITS["compute_time"].holds(t):
             hint = (
                 " (text such as '400ms': cm.parse_duration)"
                 if isinstance(compute_time_s, str)
                 else ""
             )
             raise ValueError(
-                f"compute_time_s: must be a finite time > 0 s{hint}, got {compute_time_s!r}"
+                # the range without the CLI's text examples: the API takes seconds
+                f"compute_time_s: must be {LIMITS['compute_time'].rule.split(', e.g.')[0]}"
+                f"{hint}, got {compute_time_s!r}"
             )
         return t
     u = DEFAULT_MFU if mfu is None else _number(mfu)

@@ -359,6 +359,25 @@ class Layout(OneLineModel):
         buckets), or None (:func:`bucket_not_applied`)."""
         return bucket_not_applied(self.strategy, self.bucket_cap_bytes)
 
+    @property
+    def param_dtype_note(self) -> str | None:
+        """Why this layout's ``param_dtype`` changes nothing (ddp all-gathers no parameters:
+        it all-reduces gradients, in ``grad_dtype``), or None where it is the default (bf16)
+        or the strategy gathers in it.
+
+        >>> Layout(strategy="ddp", param_dtype="fp8").param_dtype_note[:38]
+        'param_dtype: fp8 not applied to ddp, w'
+        >>> Layout(strategy="zero1", param_dtype="fp8").param_dtype_note is None
+        True
+        """
+        if self.strategy != "ddp" or self.param_dtype == "bf16":
+            return None
+        return (
+            f"param_dtype: {self.param_dtype} not applied to ddp, which all-gathers no "
+            "parameters (it all-reduces gradients, in `grad_dtype`); zero1, zero2, fsdp and hsdp "
+            "gather in it"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """The layout the step runs, JSON-ready: its fields, with ``bucket_cap_bytes`` None
         where the strategy has no bucket to apply it to (:attr:`bucket_note` says so)."""

@@ -14,7 +14,8 @@ fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the 
 ========= ==================================================================================
 
 One rank communicates nothing, so it holds none of these (``ranks = 1``: the lesson's
-``16 P`` for mixed-precision Adam, unchanged).
+``16 P`` for mixed-precision Adam, unchanged); nor does an hsdp group of one GPU, which gathers
+nothing (its replicas all-reduce each unit's gradient in place).
 
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
@@ -161,7 +162,7 @@ def memory_notes(
 
 def strategy_memory(
     layout: Layout,
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     arch: Any = None,
     recipe: str = "mixed-adam",
@@ -178,7 +179,9 @@ def strategy_memory(
     N_shard) + buffers + gathered``, e.g. ``16 P / N`` of model state under fsdp and
     ``4 P + 12 P / N`` under zero1 for mixed-precision Adam (Rajbhandari et al. 2020,
     arXiv:1910.02054, figure 1). ``loss``: how the loss is computed,
-    which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`).
+    which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`). ``params`` a
+    count, or an architecture name read as ``arch`` (``strategy_memory(lay, "llama-3.1-8b")``,
+    as :func:`~.step.strategy_step` reads it); a count beside ``arch`` must be its count.
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
     >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
@@ -190,6 +193,13 @@ def strategy_memory(
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
+    if isinstance(params, str) and not _numeric_text(params):
+        # a name, as strategy_step("llama-3.1-8b") and training_memory read it ("7e9" stays
+        # a count)
+        from ..architecture import arch_of_params_text
+
+        named = arch_of_params_text(params)  # "7B": refused naming the number it means
+        params, arch = (None, params) if arch is None else (float(named.params), arch)
     plain = (
         params,
         recipe,
@@ -217,6 +227,15 @@ def strategy_memory(
 
 
 _KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
+
+
+def _numeric_text(text: str) -> bool:
+    """Whether ``text`` is a number ``float`` reads (``"7e9"``), not a name."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _one_number(name: str, value: object) -> Any:
@@ -363,7 +382,11 @@ def fit_notes(
 
 
 def _strategy_memory(
-    layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
+    layout: Layout,
+    params: float | str | None,
+    arch: Any,
+    flash_attention: bool,
+    plain: tuple[Any, ...],
 ) -> StrategyMemory:
     """:func:`strategy_memory` of checked arguments (``plain``: its other arguments in order),
     kept there per setting when they are plain values, the layout and one architecture
@@ -399,10 +422,13 @@ def _strategy_memory(
         if value is not None or name != "activations_bytes":  # None: the architecture's
             _one_number(name, value)
     if arch is not None:
-        from ..architecture import load_arch
+        from ..architecture import load_arch, params_differ
 
         a = load_arch(arch)
         p = float(a.params)
+        if params is not None and _one_number("params", params) != p:
+            # as strategy_step, training_memory and Scenario refuse it (the count was dropped)
+            raise ValueError(params_differ(params, a))
     elif params is None:
         raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     else:
@@ -429,6 +455,11 @@ def _strategy_memory(
     gathered = buffers = 0.0
     if lay.ranks == 1:
         pass  # one rank: no collective, no bucket, nothing gathered
+    elif lay.shard_group == 1 and lay.strategy == "hsdp":
+        # an hsdp group of one GPU holds its whole unit already: the step gathers nothing and
+        # reduce-scatters nothing (it all-reduces each unit's gradient in place, across the
+        # replicas), so no gathered copy is held, as one rank holds none
+        pass
     elif lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):

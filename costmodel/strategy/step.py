@@ -51,7 +51,7 @@ import numpy as np
 
 from .._checks import FasterThanPeakError
 from .._limits import choice_names
-from ..hardware import DEFAULT_NODES
+from ..hardware import DEFAULT_NODES, default_ranks
 from ..predict import CalibrationWarning
 from ..units import whole_number
 from . import ddp as _ddp
@@ -815,6 +815,8 @@ def _resolve(
         a = load_arch(arch) if arch is not None else None
         if a is None and params is None:
             raise ValueError("params: give a parameter count or `arch` (an architecture name)")
+        if isinstance(params, bool | np.bool_):  # float(True) was 1 parameter
+            raise ValueError(f"params: expected a number, got {params!r}")
         try:
             p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
         except (TypeError, ValueError):
@@ -867,9 +869,29 @@ def _resolve(
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention
         layout = make_layout(**kw)
-    elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
-        layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
-        layout = make_layout(**layout.model_dump())
+    else:
+        # a count the Layout was given is the count priced, never silently the cluster's; one
+        # left to its default (one node) is the cluster's, as before
+        given = layout.model_fields_set
+        gpn = int(c.gpus_per_node)
+        if "gpus_per_node" in given and layout.gpus_per_node != gpn:
+            raise ValueError(
+                f"layout: gpus_per_node={layout.gpus_per_node} is not the cluster's {gpn} per "
+                f"node; give `gpus_per_node` {layout.gpus_per_node} (a slice of each node), or "
+                f"a Layout of gpus_per_node={gpn}"
+            )
+        own_ranks = "ranks" in given and not (
+            "gpus_per_node" in given and layout.ranks == default_ranks(layout.gpus_per_node)
+        )  # Layout(gpus_per_node=4) is given one node of 4 ranks, not a count
+        if own_ranks and layout.ranks != ranks:
+            raise ValueError(
+                f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs "
+                f"({int(c.nodes)} node(s) x {gpn}); give `nodes` for {layout.ranks} GPUs, or "
+                f"a Layout of ranks={ranks}"
+            )
+        if layout.ranks != ranks or layout.gpus_per_node != gpn:
+            layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": gpn})
+            layout = make_layout(**layout.model_dump())
     return c, layout
 
 
@@ -1233,7 +1255,8 @@ def _prepare_at(
             notes=fit_notes(
                 su.notes
                 + _unsized_activations(a, mem, su.shape)
-                + ((layout.bucket_note,) if layout.bucket_note else ()),
+                + ((layout.bucket_note,) if layout.bucket_note else ())
+                + ((layout.param_dtype_note,) if layout.param_dtype_note else ()),
                 mem.total_bytes,
                 float(c.gpu.memory_bytes),
                 su.cuda_context_bytes,
@@ -1353,6 +1376,50 @@ def check_step_keywords(kwargs: dict[str, Any], where: str = "strategy_step") ->
         )
 
 
+#: The step's keywords a :class:`~.layout.Layout` holds (its fields of the same names).
+LAYOUT_OPTIONS = (
+    "strategy",
+    "group_size",
+    "reshard_after_forward",
+    "param_dtype",
+    "grad_dtype",
+    "bucket_cap_bytes",
+    "comm_contention",
+)
+
+
+def check_layout_options(kwargs: dict[str, Any]) -> None:
+    """ValueError naming the option when ``kwargs`` give a ``layout`` and, beside it, one of
+    :data:`LAYOUT_OPTIONS` that is not the layout's: the layout wins, so
+    ``strategy_step(p, layout=Layout(strategy="fsdp"), param_dtype="fp8")`` priced bf16
+    gathers without a word. The same value (``Scenario`` passes both), or None, is no conflict.
+
+    >>> from .layout import Layout
+    >>> check_layout_options({"layout": Layout(strategy="fsdp"), "strategy": "fsdp"})
+    >>> check_layout_options({"layout": Layout(strategy="fsdp"), "param_dtype": "fp8"})
+    Traceback (most recent call last):
+    ...
+    ValueError: param_dtype: 'fp8' contradicts the layout's 'bf16'; give it in the Layout (cm.Layout(..., param_dtype='fp8')) or leave it out
+    """
+    layout = kwargs.get("layout")
+    if not isinstance(layout, Layout):  # None, or refused by the step naming `layout`
+        return
+    # what the layout runs, where a field's None means a default: hsdp's group one node,
+    # fsdp/hsdp resharding
+    runs = {
+        "group_size": layout.shard_group if layout.strategy == "hsdp" else None,
+        "reshard_after_forward": layout.reshards if layout.strategy in ("fsdp", "hsdp") else None,
+    }
+    for k in LAYOUT_OPTIONS:
+        v = kwargs.get(k)
+        if v is None or v == getattr(layout, k) or (k in runs and v == runs[k]):
+            continue
+        raise ValueError(
+            f"{k}: {v!r} contradicts the layout's {getattr(layout, k)!r}; give it in the "
+            f"Layout (cm.Layout(..., {k}={v!r})) or leave it out"
+        )
+
+
 def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
     """The public step of a preparation: prepared, scheduled and accumulated at once."""
 
@@ -1365,6 +1432,13 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
             )
         named = choice_names(kwargs)  # precision="FP8" is fp8, as Scenario and the CLI read it
         check_step_keywords({k: v for k, v in named.items() if k != "params"})
+        check_layout_options(named)
+        timer = named.get("timer")
+        if timer is not None and not isinstance(timer, CollectiveTimer):  # read `.cluster` of it
+            raise ValueError(
+                f"timer: a CollectiveTimer (costmodel.strategy.comm) to reuse, or None, got "
+                f"{timer!r}"
+            )
         return prepare(*args, **named).finish()
 
     strategy_step.__doc__ = prepare.__doc__
@@ -1986,7 +2060,13 @@ def _calibrated_micro_s(
     once. The one-node step is taken at the default contention
     (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
     with): another ``c`` is a what-if on the network side and leaves the compute as it is.
-    Fixed point (the step increases with the compute), cached per one-node setting."""
+    So is the gather dtype: the one-node step gathers in bf16 (the step's default
+    ``param_dtype``), as every fitted one-node run did, whatever the layout asks (calibrated on
+    the layout's, an fp8 gather took back on one node the time it saved, and an fp32 gather
+    was as fast as bf16's). It reduces in the layout's ``grad_dtype``, each published run's own
+    (fp32 for llm-foundry's DEFAULT and torchtitan, bf16 for PURE), as the fidelity report
+    calibrates its rows (``step_fidelity._Engine.calibrate``). Fixed point (the step
+    increases with the compute), cached per one-node setting."""
     one, one_json = _one_node(c)
     key = (
         one_json,
@@ -1998,7 +2078,6 @@ def _calibrated_micro_s(
         micro_batch,
         sequence_length,
         model,
-        layout.param_dtype,
         layout.grad_dtype,
         sync_loss,
         precision,
@@ -2021,8 +2100,7 @@ def _calibrated_micro_s(
                         arch=a,
                         cluster=one,
                         nodes=1,
-                        strategy="fsdp",
-                        param_dtype=layout.param_dtype,
+                        strategy="fsdp",  # gathers in bf16, the default: the fitted runs'
                         grad_dtype=layout.grad_dtype,
                         comm_contention=DEFAULT_COMM_CONTENTION,
                         recipe=recipe,
