@@ -3,6 +3,7 @@ the README's commands and reading what they print, and is now recomputed from th
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -73,3 +74,31 @@ def test_no_doc_calls_zero_contention_perfect_overlap():
         if (hits := _c0_called_perfect(f.read_text(encoding="utf-8")))
     }
     assert not wrong, wrong
+
+
+# -- step --json gives the global batch train --json gives -----------------------------------
+
+
+def test_the_readme_says_step_json_names_the_global_batch():
+    text = _flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert "`train` and `step` print the global batch in tokens" in text
+    assert "`--json`: `global_tokens`, `global_batch`, `micro_batch`, `accumulation`" in text
+
+
+def test_step_json_gives_the_global_batch_in_sequences_and_tokens_as_train_does():
+    """The README: "`train` and `step` print the global batch in tokens (...; `--json`:
+    `global_tokens`, `global_batch`, `micro_batch`, `accumulation`)". `step --json` had the
+    last two and `tokens_per_step` only, so a script reading one command's JSON found no
+    `global_batch` in the other's."""
+    args = ["--arch", "llama-2-7b", "--nodes", "64", "--zero", "1", "--global-tokens", "4Mi",
+            "--seq", "4096"]  # fmt: skip
+    step = run("step", *args, "--json")
+    train = run("train", *args, "--tokens", "2T", "--json")
+    assert step.exit_code == 0 and train.exit_code == 0, (step.stderr, train.stderr)
+    s, t = json.loads(step.stdout), json.loads(train.stdout)
+    keys = ("global_tokens", "global_batch", "micro_batch", "accumulation")
+    assert {k: s[k] for k in keys} == {k: t[k] for k in keys}
+    assert s["global_batch"] == 1024 and s["global_tokens"] == 4 * 2**20
+    assert s["global_tokens"] == s["tokens_per_step"]
+    text = run("step", *args).stdout
+    assert "4.19 M tokens per step = 1,024 sequences x 4,096 tokens" in text
