@@ -38,8 +38,8 @@ Model
 the backward compute: while an all-reduce runs, backward advances at rate ``1 - c``, since NCCL
 kernels share the GPU's SMs and memory bandwidth with the compute kernels; ``c = 1`` stalls
 compute during communication (no benefit from overlap). It is an empirical knob, to be fitted
-against measurements: tests/test_ddp.py fits it on PyTorch's DDP benchmark, where perfect
-overlap (``c = 0``) would hide small buckets' extra latency entirely, but 1 MiB buckets were
+against measurements: tests/test_ddp.py fits it on PyTorch's DDP benchmark, where no
+contention (``c = 0``) would hide small buckets' extra latency entirely, but 1 MiB buckets were
 measured slower than 25 MiB ones; on that V100 DGX-1 data the fit lands at ``c = 1``.
 
 >>> step = ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)

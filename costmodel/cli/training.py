@@ -1719,6 +1719,12 @@ def _step_on_cluster(
             power_limit_w=power_limit_w,
         )  # fmt: skip
     )
+    # the global batch the text prints, as `train --json` and `batch --json` name it: in
+    # sequences (micro-batch x ranks x accumulation) and in tokens per step
+    from ..batch import global_batch
+
+    data["global_batch"] = int(global_batch(kw["micro_batch"], s.ranks, kw["accumulation"]))
+    data["global_tokens"] = int(s.tokens_per_step)
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
