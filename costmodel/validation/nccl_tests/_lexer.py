@@ -75,21 +75,32 @@ def _looks_like_row(tokens: list[str], need_ints: bool = True) -> bool:
     return numeric >= 0.6 * len(tokens)
 
 
+#: Tags one line can carry, one over the other: a log collector's over a launcher's
+#: (``kubectl logs --prefix`` of an MPI Operator launcher running ``mpirun --tag-output``:
+#: ``[pod/launcher/mpi] [1,0]<stdout>:``), or ``srun --label`` of a job step started by another
+_MAX_TAGS = 3
+
+
 def _strip_prefix(line: str) -> str:
     """``line`` without what a launcher or log collector put before nccl-tests' text: a
     timestamp, then a tag (``0: ``, ``[1,0]<stdout>:``, ``[pod/NAME/CONTAINER] ``); kubectl's
-    ``--prefix --timestamps`` puts the tag first, so a timestamp after the tag goes too.
+    ``--prefix --timestamps`` puts the tag first, so a timestamp after the tag goes too. Tags
+    stacked by two tools (:data:`_MAX_TAGS` at most) all go: a collector's over a launcher's.
 
     >>> _strip_prefix("[pod/launcher/mpi] 2024-05-01T10:00:00.5Z #  Rank  0 Group  0")
     '#  Rank  0 Group  0'
     >>> _strip_prefix("2024-05-01T10:00:00+02:00        8     2   float")
     '       8     2   float'
+    >>> _strip_prefix("[pod/launcher/mpi] [1,0]<stdout>:       8     2   float")
+    '      8     2   float'
     """
     line = _TIMESTAMP_RE.sub("", line, count=1)
-    match = _PREFIX_RE.match(line)
-    if not match:
-        return line
-    return _TIMESTAMP_RE.sub("", line[match.end() :], count=1)
+    for _ in range(_MAX_TAGS):
+        match = _PREFIX_RE.match(line)
+        if not match:
+            break
+        line = _TIMESTAMP_RE.sub("", line[match.end() :], count=1)
+    return line
 
 
 @dataclass

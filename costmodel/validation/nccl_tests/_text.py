@@ -34,6 +34,7 @@ from ._lexer import (
     _TABLE_STARTS,
     _TESTS_VERSION_RE,
     _TIME_NAMES,
+    _TIMESTAMP_RE,
     _TUNING_RE,
     _Layout,
     _layout_from_count,
@@ -478,6 +479,18 @@ class _Parser(_Findings):
 #: MPI prints its table from rank 0 only, so rows under two tags are tasks that each ran a test
 _TASK_TAG_RE = re.compile(r"^\s*(?:\[\d+,(\d+)\]<std(?:out|err)>:|(\d+):(?=\s)|\[(\d+)\](?=\s))")
 _TAGGED_ROW_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\w*\s+\S+\s+-?\d+\s+[\d.]+\s")
+#: A log collector's tag over the launcher's (``kubectl logs --prefix``: ``[pod/NAME/C] ``)
+_COLLECTOR_TAG_RE = re.compile(r"^\s*\[pod/[^\]\s]+\]\s?")
+
+
+def _under_collector(raw: str) -> str:
+    """``raw`` without a timestamp and a log collector's tag before the launcher's task tag
+    (``[pod/launcher/mpi] [1,0]<stdout>:``): the task is the launcher's, the tag under it."""
+    line = _TIMESTAMP_RE.sub("", raw, count=1)
+    collector = _COLLECTOR_TAG_RE.match(line)
+    if collector:
+        line = _TIMESTAMP_RE.sub("", line[collector.end() :], count=1)
+    return line
 
 
 def _check_one_task(lines: list[str], source: str) -> None:
@@ -487,8 +500,9 @@ def _check_one_task(lines: list[str], source: str) -> None:
     second task; read as one run they were duplicates of each other."""
     first: dict[str, int] = {}
     for lineno, raw in enumerate(lines, start=1):
-        tag = _TASK_TAG_RE.match(raw)
-        if tag is None or not _TAGGED_ROW_RE.match(raw[tag.end() :].lstrip(" ")):
+        line = _under_collector(raw)
+        tag = _TASK_TAG_RE.match(line)
+        if tag is None or not _TAGGED_ROW_RE.match(line[tag.end() :].lstrip(" ")):
             continue
         task = next(g for g in tag.groups() if g is not None)
         first.setdefault(task, lineno)
