@@ -46,3 +46,37 @@ def test_two_launcher_tasks_under_a_collector_tag_are_refused_as_without_it():
     )
     with pytest.raises(NcclTestsParseError, match=r"result rows from 2 launcher tasks"):
         parse_nccl_tests(both, op="all_reduce")
+
+
+def _body(name: str) -> str:
+    """A bundled log without its provenance comment block (so it is not the bundled run)."""
+    text = next(NCCL_TESTS.glob(f"{name}_*")).read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("# ----"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("# ----"))
+    return "".join(lines[end + 1 :])
+
+
+def test_runs_of_other_ops_concatenated_under_one_ops_file_name_are_each_said():
+    """Five logs of an nccl-tests too old to name its op (all_reduce, all_gather, broadcast,
+    reduce, alltoall on 2 RTX 2080 Ti), concatenated into one file named for all_reduce: every
+    run is compared as all_reduce, and the four whose columns say another op are each said
+    (only the first run's row was looked at, so the file read without a word)."""
+    from costmodel.validation.logread import read_log
+
+    text = "".join(_body(n) for n in ("09a", "09b", "09c", "09d", "09e"))
+    read = read_log(text, "sweep_allreduce.txt", strict=False)
+    assert set(read.rows["op"]) == {"all_reduce"}
+    said = [n for n in read.notices if n.startswith("op: all_reduce from the file name wins")]
+    assert len(said) == 4, read.notices
+    assert "fit all_gather or all_to_all, not all_reduce" in said[0]
+    assert "fit broadcast, not all_reduce" in said[1]
+    assert "fit reduce, not all_reduce" in said[2]
+    assert all("in the run from line " in n for n in said)
+    # one run alone is said as before, without a run's line
+    one = read_log(_body("09c"), "bcast_allreduce.txt", strict=False)
+    assert [n for n in one.notices if "wins" in n] == [
+        "op: all_reduce from the file name wins, but its redop/root columns (redop none, "
+        "root 0) fit broadcast, not all_reduce: the rows are compared as all_reduce; check "
+        "the log or set the op (`op`)"
+    ]

@@ -231,31 +231,63 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
 
     lines = []
     ops = list(dict.fromkeys(rows["op"].astype(str)))
+    won = "your setting" if op_from == "you set it" else op_from
     for op in ops:
         if op not in _COMPARED_OPS:
             continue
-        said = []
-        if from_name is not None and len(ops) == 1 and from_name != op:
-            said.append(f"the file name says {from_name}")
-        if op_from != "the log's redop/root columns":
-            own = rows[rows["op"].astype(str) == op].iloc[0]
-            fits = _ops_of_columns(own.get("redop"), own.get("root"))
-            if fits is not None and op not in fits:
-                root = own.get("root")
-                shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
-                said.append(
-                    f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
-                    f"{' or '.join(fits)}, not {op}"
+        of_op = rows[rows["op"].astype(str) == op]
+        # each run on its own: logs of several ops concatenated into one file (an older
+        # nccl-tests names no op in its header) take one op from the file name for every
+        # run, and the first row's columns, or a count column mixed over the runs, said
+        # nothing of the runs after it
+        runs = list(dict.fromkeys(of_op["run"])) if "run" in of_op else [None]
+        named = (
+            [f"the file name says {from_name}"]
+            if from_name is not None and len(ops) == 1 and from_name != op
+            else []
+        )
+        per_run: list[tuple[int | None, list[str]]] = []
+        for run in runs:
+            own_rows = of_op if run is None else of_op[of_op["run"] == run]
+            said = []
+            if op_from != "the log's redop/root columns":
+                own = own_rows.iloc[0]
+                fits = _ops_of_columns(own.get("redop"), own.get("root"))
+                if fits is not None and op not in fits:
+                    root = own.get("root")
+                    shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
+                    said.append(
+                        f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
+                        f"{' or '.join(fits)}, not {op}"
+                    )
+            counted = _ops_of_count(own_rows)
+            if counted is not None and op not in counted[0]:
+                listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
+                said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
+            line = own_rows["line"].min() if "line" in own_rows else None
+            per_run.append((None if line is None or pd.isna(line) else int(line), said))
+        if len(per_run) == 1:
+            said = named + per_run[0][1]
+            if said:
+                lines.append(
+                    f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are "
+                    f"compared as {op}; check the log or set the op (`op`)"
                 )
-        counted = _ops_of_count(rows[rows["op"].astype(str) == op])
-        if counted is not None and op not in counted[0]:
-            listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
-            said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
-        if said:
-            won = "your setting" if op_from == "you set it" else op_from
+            continue
+        for line, said in per_run:
+            if said:
+                where = f"the run from line {line}" if line is not None else "a run"
+                lines.append(
+                    f"op: {op} from {won} wins, but {' and '.join(named)}"
+                    + (" and " if named else "")
+                    + f"in {where} {' and '.join(said)}: its rows are compared as {op}; "
+                    "check the log or set the op (`op`)"
+                )
+                named = []
+        if named:
             lines.append(
-                f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are compared "
-                f"as {op}; check the log or set the op (`op`)"
+                f"op: {op} from {won} wins, but {named[0]}: the rows are compared as {op}; "
+                "check the log or set the op (`op`)"
             )
     return lines
 
