@@ -80,3 +80,31 @@ def test_runs_of_other_ops_concatenated_under_one_ops_file_name_are_each_said():
         "root 0) fit broadcast, not all_reduce: the rows are compared as all_reduce; check "
         "the log or set the op (`op`)"
     ]
+
+
+def _result_lines(text: str) -> list[int]:
+    return [i for i, line in enumerate(text.splitlines()) if line[:1] == " " and "float" in line]
+
+
+def test_swapped_rows_are_said_out_of_order_not_also_missing():
+    """Two rows swapped (a hand edit, rows sorted by another column): each is said out of
+    order, and no size is said missing, since none is; read in file order, each swap was also
+    a gap ("size 33554432 follows 8388608 ...: rows are missing")."""
+    lines = H100_2X8.splitlines()
+    at = _result_lines(H100_2X8)
+    a, b = at[20], at[21]
+    lines[a], lines[b] = lines[b], lines[a]
+    rows = parse_nccl_tests("\n".join(lines) + "\n", op="all_reduce")
+    said = [w["message"] for w in rows.attrs["warnings"]]
+    assert any("sizes out of order: 8388608 after 16777216" in m for m in said), said
+    assert not any("rows are missing" in m for m in said), said
+    assert len(rows) == 64
+    # a row really missing is still said, named by the size after the gap
+    lines = H100_2X8.splitlines()
+    del lines[at[20]]
+    rows = parse_nccl_tests("\n".join(lines) + "\n", op="all_reduce")
+    assert [w["message"] for w in rows.attrs["warnings"] if "missing" in w["message"]] == [
+        "size 16777216 follows 4194304 (line "
+        + str(at[19] + 1)
+        + "), the header's step is 2 (factor): rows are missing"
+    ]
