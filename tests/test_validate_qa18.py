@@ -108,3 +108,29 @@ def test_swapped_rows_are_said_out_of_order_not_also_missing():
         + str(at[19] + 1)
         + "), the header's step is 2 (factor): rows are missing"
     ]
+
+
+def test_a_results_file_appended_to_itself_reads_each_row_once(tmp_path):
+    """A torch job's results.jsonl (an H200 run's, bundled with the tests) appended twice into
+    one file (`cat results.jsonl >> all.jsonl` run twice): each row is read once and said,
+    on validate compare's, calibrate's and the Validate page's reader; the copies were read as
+    37 more measurements, each row counted twice in the median and the fit."""
+    from costmodel.validation.logread import read_results
+    from costmodel.validation.runner import load_results
+    from tests._paths import ROOT
+
+    once = ROOT / "tests" / "data" / "gpu_check_h200_2026-12-04" / "torch.jsonl"
+    twice = tmp_path / "all.jsonl"
+    twice.write_bytes(once.read_bytes() * 2)
+    with pytest.warns(UserWarning, match="37 lines repeat earlier lines exactly"):
+        rows = load_results(twice)
+    assert rows.equals(load_results(once))
+    read = read_results(twice, calibrated=True)
+    assert len(read.rows) == 37
+    assert any(
+        n.endswith(
+            "37 lines repeat earlier lines exactly (line 38 is line 1's row again: the file "
+            "appended to itself, or a run's rows appended twice?): each row is read once"
+        )
+        for n in read.notices
+    ), read.notices

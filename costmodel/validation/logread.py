@@ -774,6 +774,7 @@ def read_results(
         note
         for note in (
             (rows.attrs.get("cut_row") or {}).get("message"),
+            rows.attrs.get("repeated_rows"),
             rows.attrs.get("encoding_note"),
         )
         if note
