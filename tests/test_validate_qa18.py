@@ -134,3 +134,41 @@ def test_a_results_file_appended_to_itself_reads_each_row_once(tmp_path):
         )
         for n in read.notices
     ), read.notices
+
+
+def test_copies_of_a_log_in_a_folder_are_compared_once(tmp_path):
+    """A folder of logs holding a log, its backup (``.bak``) and a copy saved with Windows
+    line endings: each copy's rows are the log's, so the folder is compared (and calibrated)
+    as the one log, each copy named on stderr; the three were pooled, every row counted three
+    times (192 rows where the log has 64)."""
+    import json
+
+    from tests._cli import run
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    text = _body("06a")
+    (folder / "h100_allreduce.txt").write_text(text, newline="")
+    (folder / "h100_allreduce.txt.bak").write_text(text, newline="")
+    (folder / "h100_allreduce_copy.txt").write_text(text.replace("\n", "\r\n"), newline="")
+    got = run("validate", "compare", str(folder), "--json")
+    assert got.exit_code == 0, got.stderr
+    assert json.loads(got.stdout)["rows"] == 64
+    copies = [x for x in got.stderr.splitlines() if "(a copy of it?)" in x]
+    assert copies == [
+        f"costmodel: warning: {name}: the same rows as h100_allreduce.txt (a copy of it?): "
+        "left out, its rows would count twice"
+        for name in ("h100_allreduce.txt.bak", "h100_allreduce_copy.txt")
+    ]
+    fitted = run("calibrate", str(folder), "-o", str(tmp_path / "fit.toml"), "--json")
+    assert fitted.exit_code == 0, fitted.stderr
+    assert fitted.stderr.count("(a copy of it?)") == 2
+    alone = run("calibrate", str(folder / "h100_allreduce.txt"), "-o", str(tmp_path / "one.toml"))
+    assert alone.exit_code == 0, alone.stderr
+    # the same fit, term for term (but the names of its source, its time and its own name)
+
+    def terms(name: str) -> list[str]:
+        text = (tmp_path / name).read_text()
+        return [x for x in text.splitlines() if not x.startswith(("source", "created", "name"))]
+
+    assert terms("fit.toml") == terms("one.toml")
