@@ -172,3 +172,23 @@ def test_copies_of_a_log_in_a_folder_are_compared_once(tmp_path):
         return [x for x in text.splitlines() if not x.startswith(("source", "created", "name"))]
 
     assert terms("fit.toml") == terms("one.toml")
+
+
+def test_calibrate_on_a_log_of_0_byte_rows_only_says_so_not_min_bytes(tmp_path):
+    """An all_gather log on 4 H100s cut off after its three 0 B rows (nccl-tests prints them
+    while a size is below one element per rank): calibrate said "--min-bytes: no usable
+    collective rows from 1 B", an option the user never gave; it says what the rows are."""
+    from tests._cli import one_line_error, run
+
+    text = _body("13b")
+    cut = text[: text.index("\n          64 ") + 1]
+    assert cut.rstrip().endswith("0       0")  # the last 0 B row, complete
+    log = tmp_path / "h100_allgather.txt"
+    log.write_text(cut)
+    line = one_line_error(
+        run("calibrate", str(log), "-o", str(tmp_path / "c.toml")),
+        "every timed collective row is of 0 B",
+        "the log ends before its first size above 0 B",
+    )
+    assert "--min-bytes" not in line
+    assert not (tmp_path / "c.toml").exists()
