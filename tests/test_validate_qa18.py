@@ -192,3 +192,31 @@ def test_calibrate_on_a_log_of_0_byte_rows_only_says_so_not_min_bytes(tmp_path):
     )
     assert "--min-bytes" not in line
     assert not (tmp_path / "c.toml").exists()
+
+
+@pytest.mark.parametrize("op", ["allreduce", "AllReduce", None])
+def test_a_results_row_with_an_op_no_collective_has_is_one_line_naming_it(tmp_path, op):
+    """A results file of the user's own script in the harness's format, its op spelled
+    ``allreduce``: the row was read as a collective and said far from it (a gloo run compared
+    with its calibration: "calibration 'cal' has no fit for an intra-node allreduce"), or the
+    file refused for something else; validate compare and calibrate now refuse the row in one
+    line naming the file, the op and the allowed names (here an H200 run's rows)."""
+    import json
+
+    from tests._cli import one_line_error, run
+    from tests._paths import ROOT
+
+    rows = (ROOT / "tests" / "data" / "gpu_check_h200_2026-12-04" / "torch.jsonl").read_text()
+    records = [json.loads(x) for x in rows.splitlines()]
+    first = next(i for i, r in enumerate(records) if r.get("kind") == "collective")
+    records[first]["op"] = op
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    said = "no op" if op is None else f"op {op!r}"
+    for got in (
+        run("validate", "compare", str(path), "--cluster", "hgx-h200"),
+        run("calibrate", str(path), "-o", str(tmp_path / "c.toml")),
+    ):
+        line = one_line_error(got, f"a collective row (size 4,096 B) has {said}; allowed: ")
+        assert "all_reduce, all_gather, reduce_scatter, broadcast" in line
+        assert "--op" not in line

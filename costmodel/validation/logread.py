@@ -770,6 +770,7 @@ def read_results(
             "file of validate torch or validate nccl-tests run (JSON lines with op, "
             "size_bytes, ranks, time_s per row)"
         )
+    _check_result_ops(rows, path)
     notices = [
         note
         for note in (
@@ -851,6 +852,36 @@ def read_results(
         notices=tuple(notices),
         runs=f"comparing {len(runs)} runs: " + "; ".join(runs) if len(runs) > 1 else None,
     )
+
+
+def _check_result_ops(rows: pd.DataFrame, path: Any) -> None:
+    """Refuse, naming the file, the row and the allowed values, a results row whose op is no
+    collective's name (``allreduce``, ``AllReduce``: a results file written by the user's own
+    script): it was read, then said as a calibration without a fit for it, or as a row no
+    preset predicts, far from the row that caused it. DDP steps are ``op = ddp_step``."""
+    import numbers
+
+    from .nccl_tests import NCCL_TESTS_OPS
+
+    known = tuple(dict.fromkeys(NCCL_TESTS_OPS.values()))
+    kind = rows["kind"].fillna("collective") if "kind" in rows else None
+    for i, op in enumerate(rows["op"]):
+        step = kind is not None and kind.iloc[i] == "ddp_step"
+        allowed = ("ddp_step",) if step else known
+        if op not in allowed:
+            said = "no op" if not isinstance(op, str) else f"op {op!r}"
+            size = rows["size_bytes"].iloc[i] if "size_bytes" in rows else None
+            what = (
+                "a DDP step row"
+                if step
+                else "a collective row"
+                + (
+                    f" (size {int(size):,} B)"
+                    if isinstance(size, numbers.Real) and size == size
+                    else ""
+                )
+            )
+            raise ValueError(f"{path}: {what} has {said}; allowed: {', '.join(allowed)}")
 
 
 def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:
