@@ -220,3 +220,21 @@ def test_a_results_row_with_an_op_no_collective_has_is_one_line_naming_it(tmp_pa
         line = one_line_error(got, f"a collective row (size 4,096 B) has {said}; allowed: ")
         assert "all_reduce, all_gather, reduce_scatter, broadcast" in line
         assert "--op" not in line
+
+
+def test_a_json_file_cut_off_is_said_cut_off():
+    """nccl-tests' -J output cut off (the run killed while writing it; the format fixture of
+    tests/data): "invalid JSON: Expecting ',' delimiter" or "Unterminated string starting at"
+    named a line and not the cause; the cut is said, with what to do. A document that closes
+    but is broken otherwise is said as before."""
+    from tests._paths import ROOT
+
+    text = (ROOT / "tests" / "data" / "nccl_tests_synthetic.json").read_text(encoding="utf-8")
+    for end in (len(text) // 2, len(text) - 5, len(text.rstrip()) - 1):
+        with pytest.raises(NcclTestsParseError) as info:
+            parse_nccl_tests(text[:end], source="out.json")
+        assert "invalid JSON: the file ends with " in str(info.value)
+        assert "still open" in str(info.value) and "it is cut off" in str(info.value)
+    with pytest.raises(NcclTestsParseError, match=r"invalid JSON: Expecting") as info:
+        parse_nccl_tests(text.replace('"size": 1024,', '"size": 1024', 1), source="out.json")
+    assert "cut off" not in str(info.value)
