@@ -359,8 +359,7 @@ def test_a_folders_per_row_table_names_each_rows_log(tmp_path):
     assert result.exit_code in (0, 1), result.output
     rows = pd.read_csv(table)
     own = {
-        name: read_log(text.encode(), name, cluster="dgx-h100").rows
-        for name, text in texts.items()
+        name: read_log(text.encode(), name, cluster="dgx-h100").rows for name, text in texts.items()
     }
     assert rows["file"].value_counts().to_dict() == {name: len(r) for name, r in own.items()}
     for name, got in rows.groupby("file"):

@@ -238,3 +238,28 @@ def test_a_json_file_cut_off_is_said_cut_off():
     with pytest.raises(NcclTestsParseError, match=r"invalid JSON: Expecting") as info:
         parse_nccl_tests(text.replace('"size": 1024,', '"size": 1024', 1), source="out.json")
     assert "cut off" not in str(info.value)
+
+
+#: the binaries of the five 2 x RTX 2080 Ti logs (an nccl-tests too old to name its op)
+BINARIES = {
+    "09a": ("all_reduce_perf", "all_reduce"),
+    "09b": ("all_gather_perf", "all_gather"),
+    "09c": ("broadcast_perf", "broadcast"),
+    "09d": ("reduce_perf", "reduce"),
+    "09e": ("alltoall_perf", "all_to_all"),
+}
+
+
+@pytest.mark.parametrize("before", ["# ./build/{} -b 8 -e 1G -f 2 -g 2", "+ ./build/{} -b 8 -g 2"])
+def test_each_run_takes_the_op_of_the_command_line_before_it(before):
+    """Five binaries run one after the other into one file, each after its command line (a
+    comment, or a shell's ``set -x`` trace): each run took the op of the command line *after*
+    it (all_reduce rows compared as all_gather, ...), and a trace line named no op at all
+    (refused: "no X_perf command line")."""
+    text = "".join(before.format(b) + "\n" + _body(n) for n, (b, _) in BINARIES.items())
+    rows = parse_nccl_tests(text, strict=False)
+    got = rows.groupby("run")["op"].first().tolist()
+    assert got == [op for _, op in BINARIES.values()]
+    assert len(rows) == sum(
+        len(parse_nccl_tests(_body(n), op=op)) for n, (_, op) in BINARIES.items()
+    )

@@ -779,7 +779,15 @@ def _read_log(path: Path, **settings: Any) -> Any:
 
 #: The columns of a log's rows that are its measurement: two logs of a folder alike in all of
 #: them are one log twice (:func:`_read_folder`)
-_MEASURED_COLUMNS = ("op", "size_bytes", "dtype", "placement", "time_s", "busbw_bytes_per_s", "ranks")
+_MEASURED_COLUMNS = (
+    "op",
+    "size_bytes",
+    "dtype",
+    "placement",
+    "time_s",
+    "busbw_bytes_per_s",
+    "ranks",
+)
 
 
 def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:

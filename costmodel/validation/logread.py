@@ -871,16 +871,12 @@ def _check_result_ops(rows: pd.DataFrame, path: Any) -> None:
         if op not in allowed:
             said = "no op" if not isinstance(op, str) else f"op {op!r}"
             size = rows["size_bytes"].iloc[i] if "size_bytes" in rows else None
-            what = (
-                "a DDP step row"
-                if step
-                else "a collective row"
-                + (
-                    f" (size {int(size):,} B)"
-                    if isinstance(size, numbers.Real) and size == size
-                    else ""
-                )
+            shown = (
+                f" (size {float(size):,.0f} B)"
+                if isinstance(size, numbers.Real) and size == size
+                else ""
             )
+            what = "a DDP step row" if step else f"a collective row{shown}"
             raise ValueError(f"{path}: {what} has {said}; allowed: {', '.join(allowed)}")
 
 

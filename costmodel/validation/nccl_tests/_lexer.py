@@ -151,6 +151,8 @@ class _Run:
     index: int
     line: int
     op: str | None = None
+    #: the op a command line before the run names (``./build/all_gather_perf``), below ``op``
+    op_hint: str | None = None
     nthread: int | None = None
     ngpus: int | None = None
     rank_lines: list[tuple[int, str, str]] = field(default_factory=list)  # (rank, host, device)

@@ -114,13 +114,29 @@ class _Parser(_Findings):
         self.placement_title: list[str] | None = None
         #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
         self.test_failures: list[tuple[int, str]] = []
+        #: the op of a command line read after a run's rows: the next run's (see _command_line)
+        self.next_op_hint: str | None = None
         self.run = self._new_run(1)
 
     # -- run bookkeeping
     def _new_run(self, line: int) -> _Run:
-        run = _Run(index=len(self.runs), line=line)
+        run = _Run(index=len(self.runs), line=line, op_hint=self.next_op_hint)
+        self.next_op_hint = None
         self.runs.append(run)
         return run
+
+    def _command_line(self, op: str) -> None:
+        """A line naming an nccl-tests binary (``# ./build/all_gather_perf -b 8``, a shell's
+        ``+ ./build/all_gather_perf`` trace or prompt line): the op of the run it starts. After
+        a run's rows it starts the next run (logs of several binaries concatenated, each after
+        its command line): each run took the op of the command line after it."""
+        self.last_op_hint = op
+        if self.default_op:
+            return
+        if self.run.started:
+            self.next_op_hint = op
+        elif self.run.op is None:
+            self.run.op_hint = op
 
     def _boundary(self, line: int) -> _Run:
         self._flush()
@@ -222,6 +238,8 @@ class _Parser(_Findings):
             perf = _PERF_RE.search(stripped)
             if perf and perf.group(1) in NCCL_TESTS_OPS and self.last_op_hint is None:
                 self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
+                if not self.default_op:  # the first binary the head names: the first run's
+                    self.run.op_hint = self.last_op_hint
             return
         if stripped.startswith("#"):
             self._comment(stripped, lineno)
@@ -285,6 +303,9 @@ class _Parser(_Findings):
                 lineno, f"line looks like a result row but cannot be read: {body.strip()[:80]!r}"
             )
             return
+        perf = None if debug else _PERF_RE.search(body)
+        if perf and perf.group(1) in NCCL_TESTS_OPS:  # "+ ./build/all_gather_perf -b 8 ..."
+            self._command_line(NCCL_TESTS_OPS[perf.group(1)])
         self._debug(text, self.run)  # plain text: "NCCL version 2.26.2+cuda12.8", warnings
 
     def _maybe_complete(self) -> None:
@@ -468,9 +489,7 @@ class _Parser(_Findings):
             return
         perf = _PERF_RE.search(body)
         if perf and perf.group(1) in NCCL_TESTS_OPS:
-            self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
-            if self.run.op is None and not self.default_op:
-                self.run.op_hint = self.last_op_hint  # type: ignore[attr-defined]
+            self._command_line(NCCL_TESTS_OPS[perf.group(1)])
         self._debug(body, self.run)
 
 
