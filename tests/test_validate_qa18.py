@@ -263,3 +263,20 @@ def test_each_run_takes_the_op_of_the_command_line_before_it(before):
     assert len(rows) == sum(
         len(parse_nccl_tests(_body(n), op=op)) for n, (_, op) in BINARIES.items()
     )
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["Dec 05 02:00:{:02d} ", "Dec  5 02:00:{:02d}.123456 ", "2026-12-05 02:00:{:02d} ",
+     "[2026-12-05 02:00:{:02d}] ", "[pod/launcher/mpi] 2026-12-05 02:00:{:02d},250 "],
+)  # fmt: skip
+def test_a_log_piped_through_ts_reads_as_the_plain_log(stamp):
+    """nccl-tests' output piped through moreutils' ``ts`` (each line stamped ``Dec 05
+    02:00:13``, or as a format string asks): refused as "no nccl-tests result rows found",
+    every row "looks like a result row but cannot be read"."""
+    plain = parse_nccl_tests(H100_2X8, op="all_reduce")
+    lines = H100_2X8.splitlines()
+    stamped = "".join(stamp.format(i % 60) + line + "\n" for i, line in enumerate(lines))
+    rows = parse_nccl_tests(stamped, op="all_reduce")
+    assert rows[MEASURED].equals(plain[MEASURED])
+    assert rows.attrs["warnings"] == plain.attrs["warnings"]

@@ -65,7 +65,7 @@ from ._common import (
     decode_text,
 )
 from ._json import _parse_json
-from ._lexer import _PREFIX_RE, looks_like_nccl_tests
+from ._lexer import _strip_prefix, looks_like_nccl_tests
 from ._text import read_lines
 from .busbw import is_busbw_table, parse_busbw_table, read_busbw_table
 
@@ -185,8 +185,10 @@ def parse_nccl_tests(
         )
     head = text.lstrip()
     # a -J file starts with "{" (or "["); so does a text log every line of which a launcher
-    # tagged (mpirun --tag-output's "[1,0]<stdout>:", "[0] "), which is read as text
-    if head.startswith(("{", "[")) and not _PREFIX_RE.match(head.split("\n", 1)[0]):
+    # tagged (mpirun --tag-output's "[1,0]<stdout>:", "[0] ") or ts stamped ("[2026-12-05
+    # 02:00:13] "), which is read as text
+    first = head.split("\n", 1)[0]
+    if head.startswith(("{", "[")) and _strip_prefix(first) == first:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -21,7 +21,11 @@ _PREFIX_RE = re.compile(
 _TIMESTAMP_RE = re.compile(
     r"^(?:\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*"  # mpirun --timestamp-output
     # kubectl logs --timestamps, docker logs -t: RFC 3339, "2024-05-01T10:00:00.123456789Z "
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+    # moreutils' ts (output piped through it): its default "Dec 05 02:00:13 ", and the
+    # "2026-12-05 02:00:13 " or "[2026-12-05 02:00:13] " a format string gives it
+    r"|[A-Z][a-z]{2} +\d\d? \d\d:\d\d:\d\d(?:\.\d+)? "
+    r"|\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?\]? )"
 )
 # Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
 # preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
@@ -93,6 +97,8 @@ def _strip_prefix(line: str) -> str:
     '       8     2   float'
     >>> _strip_prefix("[pod/launcher/mpi] [1,0]<stdout>:       8     2   float")
     '      8     2   float'
+    >>> _strip_prefix("Dec 05 02:00:13 #  Rank  0 Group  0")
+    '#  Rank  0 Group  0'
     """
     line = _TIMESTAMP_RE.sub("", line, count=1)
     for _ in range(_MAX_TAGS):
