@@ -280,3 +280,22 @@ def test_a_log_piped_through_ts_reads_as_the_plain_log(stamp):
     rows = parse_nccl_tests(stamped, op="all_reduce")
     assert rows[MEASURED].equals(plain[MEASURED])
     assert rows.attrs["warnings"] == plain.attrs["warnings"]
+
+
+def test_a_row_without_a_time_is_said_to_have_none_not_a_time_not_above_0():
+    """A row whose time reads N/A (a hand-edited or damaged log): left out of the errors, as
+    before, and said "no time measured"; it was said "time not > 0", a time it never had."""
+    from costmodel.validation.compare import compare
+
+    rows = parse_nccl_tests(H100_2X8, op="all_reduce")
+    lines = H100_2X8.splitlines()
+    at = _result_lines(H100_2X8)[25]
+    fields = lines[at].split()
+    fields[5] = "N/A"  # the out-of-place time
+    lines[at] = "  ".join(fields)
+    damaged = parse_nccl_tests("\n".join(lines) + "\n", op="all_reduce")
+    out = compare(damaged, lambda op, m, n, nodes, **kw: m / 1e9 + 1e-5)
+    blank = out[out.time_s.isna()]
+    assert len(blank) == 1 and len(damaged) == len(rows)
+    assert blank.note.tolist() == ["no time measured (N/A; not compared)"]
+    assert blank.rel_error.isna().all()
