@@ -5,6 +5,15 @@ bundled log's own; nothing here is a measurement of its own).
 - Tags stacked by two tools (``kubectl logs --prefix`` of an MPI Operator launcher running
   ``mpirun --tag-output``: ``[pod/launcher/mpi] [1,0]<stdout>:``) are stripped as one tag is;
   two launcher tasks' rows under such a collector tag are refused as without it.
+- Runs of other ops concatenated under one op's file name are each said (op_disagreement).
+- Swapped rows are said out of order, not also as rows missing.
+- A results file appended to itself reads each row once; copies of a log in a folder are
+  compared once.
+- calibrate on 0 B rows only says so, not ``--min-bytes``.
+- A results row whose op is no collective's name is one line naming it.
+- A -J JSON file cut off is said cut off.
+- Each run of a several-binary log takes the op of the command line before it.
+- moreutils' ``ts`` stamps are stripped; a row without a time is said to have none.
 """
 
 from __future__ import annotations
