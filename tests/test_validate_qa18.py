@@ -229,6 +229,16 @@ def test_a_results_row_with_an_op_no_collective_has_is_one_line_naming_it(tmp_pa
         line = one_line_error(got, f"a collective row (size 4,096 B) has {said}; allowed: ")
         assert "all_reduce, all_gather, reduce_scatter, broadcast" in line
         assert "--op" not in line
+    # a row of another kind appended to the same file (validate compute's, no op) is left
+    # alone, as before: the file's collectives are read
+    records[first]["op"] = "all_reduce"
+    compute = (ROOT / "tests" / "data" / "gpu_check_h200_2026-12-04" / "compute.jsonl").read_text()
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + compute)
+    from costmodel.validation.logread import read_results
+
+    assert len(read_results(path, cluster="hgx-h200").rows) == len(records) + len(
+        compute.splitlines()
+    )
 
 
 def test_a_json_file_cut_off_is_said_cut_off():
