@@ -7,8 +7,8 @@ bundled log's own; nothing here is a measurement of its own).
   two launcher tasks' rows under such a collector tag are refused as without it.
 - Runs of other ops concatenated under one op's file name are each said (op_disagreement).
 - Swapped rows are said out of order, not also as rows missing.
-- A results file appended to itself reads each row once; copies of a log in a folder are
-  compared once.
+- A results file appended to itself reads each row once (two joined files' byte-order marks
+  too); copies of a log in a folder are compared once.
 - calibrate on 0 B rows only says so, not ``--min-bytes``.
 - A results row whose op is no collective's name is one line naming it.
 - A -J JSON file cut off is said cut off.
@@ -318,3 +318,20 @@ def test_a_row_without_a_time_is_said_to_have_none_not_a_time_not_above_0():
     assert len(blank) == 1 and len(damaged) == len(rows)
     assert blank.note.tolist() == ["no time measured (N/A; not compared)"]
     assert blank.rel_error.isna().all()
+
+
+def test_two_results_files_each_with_a_byte_order_mark_joined_read_whole(tmp_path):
+    """Two results files each saved with a UTF-8 byte-order mark (Windows tools), joined into
+    one (`cat a.jsonl b.jsonl`): the second mark sits at the head of a row in the middle of the
+    file, which was refused as "line 20 is not JSON"; every row is read."""
+    from costmodel.validation.runner import load_results
+    from tests._paths import ROOT
+
+    lines = (ROOT / "tests" / "data" / "gpu_check_h200_2026-12-04" / "torch.jsonl").read_bytes()
+    rows = lines.splitlines(keepends=True)
+    bom = b"\xef\xbb\xbf"
+    joined = tmp_path / "all.jsonl"
+    joined.write_bytes(bom + b"".join(rows[:19]) + bom + b"".join(rows[19:]))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(lines)
+    assert load_results(joined).equals(load_results(plain))

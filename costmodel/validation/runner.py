@@ -718,6 +718,9 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     first_at: dict[str, int] = {}  # each row's text -> the line it was first read on
     repeated: list[tuple[int, int]] = []  # (line, the earlier line it repeats)
     for number, line in enumerate(handle, start=1):
+        # a byte-order mark inside the file: two files each saved with one joined into one
+        # (`cat a.jsonl b.jsonl`, PowerShell's Get-Content a, b): the mark is no part of the row
+        line = line.removeprefix("\ufeff")
         if not line.strip():
             continue
         if line.strip() in first_at:
