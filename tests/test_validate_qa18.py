@@ -335,3 +335,15 @@ def test_two_results_files_each_with_a_byte_order_mark_joined_read_whole(tmp_pat
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(lines)
     assert load_results(joined).equals(load_results(plain))
+
+
+@pytest.mark.parametrize("after", ["+ ./build/all_gather_perf -b 8", "# next: ./all_gather_perf"])
+def test_a_command_line_after_the_last_run_names_no_runs_op(after):
+    """The job's next command traced after the rows (``set -x``; the job killed before that
+    binary printed anything), in a log named for all_reduce: the rows were compared as
+    all_gather, "from a command line in the log"; they are all_reduce, from the file name."""
+    from costmodel.validation.logread import read_log
+
+    read = read_log(_body("06a") + after + "\n", "h100_allreduce.txt", strict=False)
+    assert (read.op, read.op_source) == ("all_reduce", "the file name")
+    assert not [n for n in read.notices if "wins" in n]

@@ -86,7 +86,7 @@ BUNDLED_PRESET = "the bundled run's preset"
 MAX_FINDINGS = 20
 
 _HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
-_COMMAND_OP = re.compile(r"\w+_perf\b")
+_COMMAND_OP = re.compile(r"(\w+?)_perf(?:_mpi)?\b")
 
 
 @dataclass(frozen=True)
@@ -358,7 +358,11 @@ def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str])
         return "you set it"
     if _HEADER_OP.search(text):
         return "the log's header"
-    if _COMMAND_OP.search(text):
+    from .nccl_tests import NCCL_TESTS_OPS
+
+    # a command line naming one of the ops read (one naming another, the job's next command
+    # after the rows, gave no run its op)
+    if any(NCCL_TESTS_OPS.get(m.group(1)) in ops for m in _COMMAND_OP.finditer(text)):
         return "a command line in the log"
     if from_name is not None and ops == [from_name]:
         return "the file name"

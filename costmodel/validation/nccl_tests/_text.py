@@ -121,7 +121,8 @@ class _Parser(_Findings):
     # -- run bookkeeping
     def _new_run(self, line: int) -> _Run:
         run = _Run(index=len(self.runs), line=line, op_hint=self.next_op_hint)
-        self.next_op_hint = None
+        if self.next_op_hint is not None:  # the command line before this run: its op
+            self.last_op_hint, self.next_op_hint = self.next_op_hint, None
         self.runs.append(run)
         return run
 
@@ -129,13 +130,15 @@ class _Parser(_Findings):
         """A line naming an nccl-tests binary (``# ./build/all_gather_perf -b 8``, a shell's
         ``+ ./build/all_gather_perf`` trace or prompt line): the op of the run it starts. After
         a run's rows it starts the next run (logs of several binaries concatenated, each after
-        its command line): each run took the op of the command line after it."""
-        self.last_op_hint = op
+        its command line): each run took the op of the command line after it. One that no
+        run follows (the job's next command, killed before its output) names no run's op."""
         if self.default_op:
             return
         if self.run.started:
             self.next_op_hint = op
-        elif self.run.op is None:
+            return
+        self.last_op_hint = op
+        if self.run.op is None:
             self.run.op_hint = op
 
     def _boundary(self, line: int) -> _Run:
