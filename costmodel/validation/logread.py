@@ -86,7 +86,7 @@ BUNDLED_PRESET = "the bundled run's preset"
 MAX_FINDINGS = 20
 
 _HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
-_COMMAND_OP = re.compile(r"(\w+?)_perf(?:_mpi)?\b")
+_COMMAND_OP = re.compile(r"(\w+)_perf\b")
 
 
 @dataclass(frozen=True)
