@@ -344,23 +344,23 @@ def test_mpich_inside_sbatch_still_needs_master_addr(launcher):
 # --- 7. a folder's per-row table names each row's log ------------------------------------------
 def test_a_folders_per_row_table_names_each_rows_log(tmp_path):
     """``validate compare FOLDER -o rows.csv`` pools the logs' rows, each with its own log's
-    run and line numbers: two runs of one op (13a's all_reduce, kept on two days) gave rows
-    that nothing in the table told apart (run 0, line 29 twice). Each row now names its file."""
+    run and line numbers: two runs on one machine (13a's all_reduce, 13c's reduce_scatter)
+    gave rows that nothing in the table told apart (run 0 and the same line numbers in both). Each row now names its file. (Two copies of one log are
+    one log: the second is left out, tests/test_validate_qa18.py.)"""
     import pandas as pd
 
     folder = tmp_path / "runs"
     folder.mkdir()
-    text = _headerless("13a")
-    for day in ("day1", "day2"):
-        (folder / f"{day}_allreduce.txt").write_text(text)
+    texts = {"a_allreduce.txt": _headerless("13a"), "b_reducescatter.txt": _headerless("13c")}
+    for name, text in texts.items():
+        (folder / name).write_text(text)
     table = tmp_path / "rows.csv"
     result = run("validate", "compare", str(folder), "--cluster", "dgx-h100", "-o", str(table))
     assert result.exit_code in (0, 1), result.output
     rows = pd.read_csv(table)
-    one = read_log(text.encode(), "day1_allreduce.txt", cluster="dgx-h100").rows
-    assert rows["file"].value_counts().to_dict() == {
-        "day1_allreduce.txt": len(one),
-        "day2_allreduce.txt": len(one),
+    own = {
+        name: read_log(text.encode(), name, cluster="dgx-h100").rows for name, text in texts.items()
     }
-    for name, own in rows.groupby("file"):
-        assert own["line"].tolist() == one["line"].tolist(), name
+    assert rows["file"].value_counts().to_dict() == {name: len(r) for name, r in own.items()}
+    for name, got in rows.groupby("file"):
+        assert got["line"].tolist() == own[str(name)]["line"].tolist(), name

@@ -778,6 +778,19 @@ def _read_log(path: Path, **settings: Any) -> Any:
     return read_log(path.read_bytes(), path.name, strict=False, **settings)
 
 
+#: The columns of a log's rows that are its measurement: two logs of a folder alike in all of
+#: them are one log twice (:func:`_read_folder`)
+_MEASURED_COLUMNS = (
+    "op",
+    "size_bytes",
+    "dtype",
+    "placement",
+    "time_s",
+    "busbw_bytes_per_s",
+    "ranks",
+)
+
+
 def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     """Every file of ``folder`` read as an nccl-tests log (:func:`_read_log`, one set of
     ``settings``), in name order, pooled into one :class:`~costmodel.validation.logread.LogRead`:
@@ -827,6 +840,24 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
             f"results: no file of {str(folder)!r} reads as an nccl-tests log: "
             + "; ".join(skipped)[:600]
         )
+    # a log whose measured rows are another's of the folder (a copy kept beside it: x.bak,
+    # x-copy.txt, the same log with Windows line endings) measures nothing new: pooled, each
+    # of its rows counted twice in the median and the fit; left out and said
+    copies: list[str] = []
+    first_of: dict[str, str] = {}
+    kept: list[tuple[Path, Any]] = []
+    for path, r in reads:
+        measured = [c for c in _MEASURED_COLUMNS if c in r.rows]
+        key = r.rows[measured].to_csv(index=False)
+        if key in first_of:
+            copies.append(
+                f"{path.name}: the same rows as {first_of[key]} (a copy of it?): left out, "
+                "its rows would count twice"
+            )
+            continue
+        first_of[key] = path.name
+        kept.append((path, r))
+    reads = kept
     clusters = {name: r.cluster for name, r in ((p.name, r) for p, r in reads)}
     if settings.get("cluster") is None and len(set(clusters.values())) > 1:
         said = ", ".join(f"{name} {cluster or 'none'}" for name, cluster in clusters.items())
@@ -864,7 +895,7 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         if all(r.gpus_per_node == first.gpus_per_node for _, r in reads)
         else None,
         assumed=assumed,
-        notices=tuple(f"{p.name}: {n}" for p, r in reads for n in r.notices),
+        notices=(*copies, *(f"{p.name}: {n}" for p, r in reads for n in r.notices)),
         findings=tuple(f"{p.name}: {n}" for p, r in reads for n in r.findings),
         runs=f"comparing {units.format_counted(len(reads), 'log')} of {folder}: {each}; each row "
         "is predicted at its own log's ranks and nodes; the summary pools them",

@@ -362,6 +362,12 @@ def calibrate(
             )
         df = df[~flagged]
     timed = df[df.time_s > 0]
+    if len(timed) and not (timed.size_bytes > 0).any():  # said as what it is, not a range
+        raise ValueError(
+            "results: every timed collective row is of 0 B (nothing moved, nothing to fit: "
+            "nccl-tests prints such rows while a size is below one element per rank): the "
+            "log ends before its first size above 0 B (cut off?); measure larger sizes"
+        )
     df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:
         from costmodel.units import format_bytes_as_given

@@ -690,8 +690,8 @@ def compare(
     df["note"] = None
     # a 0-byte row (nccl-tests prints them: count 0, NCCL returns at once) moves nothing: its
     # busbw is 0 measured and predicted, so busbw_pred / busbw_meas is undefined, and the time
-    # ratio would compare NCCL's early return with a launch; a time that is not > 0 (NaN, a
-    # negative number in a damaged log) measures nothing either. Neither is compared, as the
+    # ratio would compare NCCL's early return with a launch; a time that is not > 0 (a
+    # negative number in a damaged log) or none at all (N/A, NaN) measures nothing either. Neither is compared, as the
     # fit (scripts/fit_corrections.py) and calibrate leave them out.
     size = pd.to_numeric(df["size_bytes"], errors="coerce")
     measured_time = pd.to_numeric(df["time_s"], errors="coerce")
@@ -699,6 +699,8 @@ def compare(
     untimed = ~empty & ~(np.isfinite(measured_time) & (measured_time > 0))
     df.loc[empty, "note"] = "0 B: nothing moved, busbw undefined (not compared)"
     df.loc[untimed, "note"] = "time not > 0 (not compared)"
+    # no time at all (N/A in a log, null in a results row) is no time <= 0: said as what it is
+    df.loc[untimed & measured_time.isna(), "note"] = "no time measured (N/A; not compared)"
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     df["_algo"] = algo.astype(object).where(algo.notna(), None)

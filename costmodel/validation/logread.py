@@ -86,7 +86,7 @@ BUNDLED_PRESET = "the bundled run's preset"
 MAX_FINDINGS = 20
 
 _HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
-_COMMAND_OP = re.compile(r"\w+_perf\b")
+_COMMAND_OP = re.compile(r"(\w+)_perf\b")
 
 
 @dataclass(frozen=True)
@@ -231,31 +231,63 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
 
     lines = []
     ops = list(dict.fromkeys(rows["op"].astype(str)))
+    won = "your setting" if op_from == "you set it" else op_from
     for op in ops:
         if op not in _COMPARED_OPS:
             continue
-        said = []
-        if from_name is not None and len(ops) == 1 and from_name != op:
-            said.append(f"the file name says {from_name}")
-        if op_from != "the log's redop/root columns":
-            own = rows[rows["op"].astype(str) == op].iloc[0]
-            fits = _ops_of_columns(own.get("redop"), own.get("root"))
-            if fits is not None and op not in fits:
-                root = own.get("root")
-                shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
-                said.append(
-                    f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
-                    f"{' or '.join(fits)}, not {op}"
+        of_op = rows[rows["op"].astype(str) == op]
+        # each run on its own: logs of several ops concatenated into one file (an older
+        # nccl-tests names no op in its header) take one op from the file name for every
+        # run, and the first row's columns, or a count column mixed over the runs, said
+        # nothing of the runs after it
+        runs = list(dict.fromkeys(of_op["run"])) if "run" in of_op else [None]
+        named = (
+            [f"the file name says {from_name}"]
+            if from_name is not None and len(ops) == 1 and from_name != op
+            else []
+        )
+        per_run: list[tuple[int | None, list[str]]] = []
+        for run in runs:
+            own_rows = of_op if run is None else of_op[of_op["run"] == run]
+            said = []
+            if op_from != "the log's redop/root columns":
+                own = own_rows.iloc[0]
+                fits = _ops_of_columns(own.get("redop"), own.get("root"))
+                if fits is not None and op not in fits:
+                    root = own.get("root")
+                    shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
+                    said.append(
+                        f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
+                        f"{' or '.join(fits)}, not {op}"
+                    )
+            counted = _ops_of_count(own_rows)
+            if counted is not None and op not in counted[0]:
+                listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
+                said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
+            line = own_rows["line"].min() if "line" in own_rows else None
+            per_run.append((None if line is None or pd.isna(line) else int(line), said))
+        if len(per_run) == 1:
+            said = named + per_run[0][1]
+            if said:
+                lines.append(
+                    f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are "
+                    f"compared as {op}; check the log or set the op (`op`)"
                 )
-        counted = _ops_of_count(rows[rows["op"].astype(str) == op])
-        if counted is not None and op not in counted[0]:
-            listed = ", ".join(counted[0][:-1]) + f" or {counted[0][-1]}"
-            said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
-        if said:
-            won = "your setting" if op_from == "you set it" else op_from
+            continue
+        for line, said in per_run:
+            if said:
+                where = f"the run from line {line}" if line is not None else "a run"
+                lines.append(
+                    f"op: {op} from {won} wins, but {' and '.join(named)}"
+                    + (" and " if named else "")
+                    + f"in {where} {' and '.join(said)}: its rows are compared as {op}; "
+                    "check the log or set the op (`op`)"
+                )
+                named = []
+        if named:
             lines.append(
-                f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are compared "
-                f"as {op}; check the log or set the op (`op`)"
+                f"op: {op} from {won} wins, but {named[0]}: the rows are compared as {op}; "
+                "check the log or set the op (`op`)"
             )
     return lines
 
@@ -326,7 +358,11 @@ def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str])
         return "you set it"
     if _HEADER_OP.search(text):
         return "the log's header"
-    if _COMMAND_OP.search(text):
+    from .nccl_tests import NCCL_TESTS_OPS
+
+    # a command line naming one of the ops read (one naming another, the job's next command
+    # after the rows, gave no run its op)
+    if any(NCCL_TESTS_OPS.get(m.group(1)) in ops for m in _COMMAND_OP.finditer(text)):
         return "a command line in the log"
     if from_name is not None and ops == [from_name]:
         return "the file name"
@@ -738,10 +774,12 @@ def read_results(
             "file of validate torch or validate nccl-tests run (JSON lines with op, "
             "size_bytes, ranks, time_s per row)"
         )
+    _check_result_ops(rows, path)
     notices = [
         note
         for note in (
             (rows.attrs.get("cut_row") or {}).get("message"),
+            rows.attrs.get("repeated_rows"),
             rows.attrs.get("encoding_note"),
         )
         if note
@@ -818,6 +856,36 @@ def read_results(
         notices=tuple(notices),
         runs=f"comparing {len(runs)} runs: " + "; ".join(runs) if len(runs) > 1 else None,
     )
+
+
+def _check_result_ops(rows: pd.DataFrame, path: Any) -> None:
+    """Refuse, naming the file, the row and the allowed values, a results row whose op is no
+    collective's name (``allreduce``, ``AllReduce``: a results file written by the user's own
+    script): it was read, then said as a calibration without a fit for it, or as a row no
+    preset predicts, far from the row that caused it. DDP steps are ``op = ddp_step``; rows of
+    another kind (``validate compute``'s, appended to the same file) are not compared and not
+    looked at."""
+    import numbers
+
+    from .nccl_tests import NCCL_TESTS_OPS
+
+    known = tuple(dict.fromkeys(NCCL_TESTS_OPS.values()))
+    kind = rows["kind"].fillna("collective") if "kind" in rows else None
+    for i, op in enumerate(rows["op"]):
+        if kind is not None and kind.iloc[i] not in ("collective", "ddp_step"):
+            continue  # another writer's row (validate compute's), not compared: as before
+        step = kind is not None and kind.iloc[i] == "ddp_step"
+        allowed = ("ddp_step",) if step else known
+        if op not in allowed:
+            said = "no op" if not isinstance(op, str) else f"op {op!r}"
+            size = rows["size_bytes"].iloc[i] if "size_bytes" in rows else None
+            shown = (
+                f" (size {float(size):,.0f} B)"
+                if isinstance(size, numbers.Real) and size == size
+                else ""
+            )
+            what = "a DDP step row" if step else f"a collective row{shown}"
+            raise ValueError(f"{path}: {what} has {said}; allowed: {', '.join(allowed)}")
 
 
 def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:

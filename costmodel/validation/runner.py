@@ -684,7 +684,9 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     killed while writing it) is skipped, the complete rows before it kept, and said: a
     :class:`UserWarning` naming the file and the line, also in ``df.attrs["cut_row"]``
     (``{"line", "message"}``, as the nccl-tests parser says a row the end of a log cut off),
-    which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. Raises
+    which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. A line that
+    repeats an earlier one exactly (the file appended to itself) is read once and said the
+    same way (``df.attrs["repeated_rows"]``). Raises
     ValueError naming the file when nothing can be read, and naming the line and the field
     when a row is not a JSON object or a number column holds something else. The bytes are
     decoded as an nccl-tests log's are (:func:`costmodel.textfile.decode`: UTF-8, or
@@ -713,9 +715,21 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         raise NcclTestsParseError(0, exc.message, str(path)) from exc
     text = decoded.text
     handle = io.StringIO(text, newline=None)  # universal newlines, as open() reads them
+    first_at: dict[str, int] = {}  # each row's text -> the line it was first read on
+    repeated: list[tuple[int, int]] = []  # (line, the earlier line it repeats)
     for number, line in enumerate(handle, start=1):
+        # a byte-order mark inside the file: two files each saved with one joined into one
+        # (`cat a.jsonl b.jsonl`, PowerShell's Get-Content a, b): the mark is no part of the row
+        line = line.removeprefix("\ufeff")
         if not line.strip():
             continue
+        if line.strip() in first_at:
+            # the same row again, to the last digit of its time: a file appended to itself
+            # or a run's rows appended twice (`cat results.jsonl >> all.jsonl` run twice),
+            # never a second measurement (each attempt names itself): read once, said
+            repeated.append((number, first_at[line.strip()]))
+            continue
+        first_at[line.strip()] = number
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
@@ -752,6 +766,15 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         )
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=2)
+    twice = (
+        None
+        if not repeated
+        else f"{path}: {units.format_counted(len(repeated), 'line')} repeat earlier lines "
+        f"exactly (line {repeated[0][0]} is line {repeated[0][1]}'s row again: the file "
+        "appended to itself, or a run's rows appended twice?): each row is read once"
+    )
+    if twice is not None:
+        warnings.warn(twice, UserWarning, stacklevel=2)
     guessed = None if decoded.note is None else f"{path}: {decoded.note}"
     if guessed is not None:
         warnings.warn(guessed, textfile.GuessedEncodingWarning, stacklevel=2)
@@ -776,6 +799,8 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         df = df[attempt == chosen].reset_index(drop=True)
     if message is not None:
         df.attrs["cut_row"] = {"line": cut, "message": message}
+    if twice is not None:
+        df.attrs["repeated_rows"] = twice
     if guessed is not None:
         df.attrs["encoding_note"] = guessed
     return df

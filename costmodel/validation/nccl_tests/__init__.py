@@ -65,7 +65,7 @@ from ._common import (
     decode_text,
 )
 from ._json import _parse_json
-from ._lexer import _PREFIX_RE, looks_like_nccl_tests
+from ._lexer import _strip_prefix, looks_like_nccl_tests
 from ._text import read_lines
 from .busbw import is_busbw_table, parse_busbw_table, read_busbw_table
 
@@ -185,11 +185,23 @@ def parse_nccl_tests(
         )
     head = text.lstrip()
     # a -J file starts with "{" (or "["); so does a text log every line of which a launcher
-    # tagged (mpirun --tag-output's "[1,0]<stdout>:", "[0] "), which is read as text
-    if head.startswith(("{", "[")) and not _PREFIX_RE.match(head.split("\n", 1)[0]):
+    # tagged (mpirun --tag-output's "[1,0]<stdout>:", "[0] ") or ts stamped ("[2026-12-05
+    # 02:00:13] "), which is read as text
+    first = head.split("\n", 1)[0]
+    if head.startswith(("{", "[")) and _strip_prefix(first) == first:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            open_at_end = _open_at_end(text)
+            if open_at_end > 0:  # a prefix of a document: the file ends before it closes
+                raise NcclTestsParseError(
+                    exc.lineno,
+                    f"invalid JSON: the file ends with {open_at_end} bracket"
+                    f"{'s' * (open_at_end != 1)} or string still open ({exc.msg}): it is cut "
+                    "off (a run killed while nccl-tests wrote its -J file?); rerun it, or "
+                    "give the run's text log",
+                    source,
+                ) from exc
             raise NcclTestsParseError(exc.lineno, f"invalid JSON: {exc.msg}", source) from exc
         except RecursionError as exc:
             raise NcclTestsParseError(0, "invalid JSON: nested too deeply", source) from exc
@@ -226,6 +238,32 @@ def parse_nccl_tests(
             source,
         )
     return _build(parser)
+
+
+def _open_at_end(text: str) -> int:
+    """The brackets (``{``, ``[``) a JSON text leaves open at its end, outside strings, plus one
+    for a string left open: > 0 for a document cut off, 0 for one that closes (whatever else is
+    wrong with it).
+
+    >>> _open_at_end('{"results": [{"size": 8, "name": "a}'), _open_at_end('{"a": [1, 2]}')
+    (4, 0)
+    """
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return depth + in_string
 
 
 def read_nccl_tests(

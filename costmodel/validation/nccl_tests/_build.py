@@ -91,7 +91,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         op = (
             parser.default_op
             or run.op
-            or getattr(run, "op_hint", None)
+            or run.op_hint
             or parser.last_op_hint
             or parser.fallback_op
             or _op_from_rows([t for _, t in run.rows], layout)

@@ -66,19 +66,26 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
                     f"sizes out of order: {size} after {last[key][0]} (line {last[key][1]}); "
                     "nccl-tests prints increasing sizes (swapped lines or a second run pasted in)",
                 )
-        elif key in last and run.step is not None and size > 0:
-            step, kind = run.step
-            prev = last[key][0]
-            gap = size / prev if kind == "factor" and prev > 0 else (size - prev) / max(step, 1)
-            expected = step if kind == "factor" else 1
-            if step > 1 and gap > 1.5 * expected:
-                parser._warn(
-                    lineno,
-                    f"size {size} follows {prev} (line {last[key][1]}), the header's step is "
-                    f"{step} ({kind}): rows are missing",
-                )
         seen.setdefault((key, size), lineno)
         last[key] = (size, lineno)
+    if run.step is not None:
+        # gaps between the sizes each key holds, in size order: swapped lines are said above,
+        # and leave no size missing (read in file order, every swap also read as a gap)
+        step, kind = run.step
+        ladders: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        for (key, size), lineno in seen.items():
+            ladders.setdefault(key, []).append((size, lineno))
+        for ladder in ladders.values():
+            ladder.sort()
+            for (prev, prev_line), (size, lineno) in zip(ladder, ladder[1:], strict=False):
+                gap = size / prev if kind == "factor" else (size - prev) / max(step, 1)
+                expected = step if kind == "factor" else 1
+                if step > 1 and gap > 1.5 * expected:
+                    parser._warn(
+                        lineno,
+                        f"size {size} follows {prev} (line {prev_line}), the header's step is "
+                        f"{step} ({kind}): rows are missing",
+                    )
     for count, what in ((duplicates, "duplicate rows"), (disorder, "out-of-order rows")):
         if count > MAX_LISTED:
             parser._warn(run.line, f"{count} {what} in the run starting at line {run.line}")

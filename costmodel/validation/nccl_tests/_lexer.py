@@ -21,7 +21,11 @@ _PREFIX_RE = re.compile(
 _TIMESTAMP_RE = re.compile(
     r"^(?:\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*"  # mpirun --timestamp-output
     # kubectl logs --timestamps, docker logs -t: RFC 3339, "2024-05-01T10:00:00.123456789Z "
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+    # moreutils' ts (output piped through it): its default "Dec 05 02:00:13 ", and the
+    # "2026-12-05 02:00:13 " or "[2026-12-05 02:00:13] " a format string gives it
+    r"|[A-Z][a-z]{2} +\d\d? \d\d:\d\d:\d\d(?:\.\d+)? "
+    r"|\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?\]? )"
 )
 # Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
 # preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
@@ -75,21 +79,34 @@ def _looks_like_row(tokens: list[str], need_ints: bool = True) -> bool:
     return numeric >= 0.6 * len(tokens)
 
 
+#: Tags one line can carry, one over the other: a log collector's over a launcher's
+#: (``kubectl logs --prefix`` of an MPI Operator launcher running ``mpirun --tag-output``:
+#: ``[pod/launcher/mpi] [1,0]<stdout>:``), or ``srun --label`` of a job step started by another
+_MAX_TAGS = 3
+
+
 def _strip_prefix(line: str) -> str:
     """``line`` without what a launcher or log collector put before nccl-tests' text: a
     timestamp, then a tag (``0: ``, ``[1,0]<stdout>:``, ``[pod/NAME/CONTAINER] ``); kubectl's
-    ``--prefix --timestamps`` puts the tag first, so a timestamp after the tag goes too.
+    ``--prefix --timestamps`` puts the tag first, so a timestamp after the tag goes too. Tags
+    stacked by two tools (:data:`_MAX_TAGS` at most) all go: a collector's over a launcher's.
 
     >>> _strip_prefix("[pod/launcher/mpi] 2024-05-01T10:00:00.5Z #  Rank  0 Group  0")
     '#  Rank  0 Group  0'
     >>> _strip_prefix("2024-05-01T10:00:00+02:00        8     2   float")
     '       8     2   float'
+    >>> _strip_prefix("[pod/launcher/mpi] [1,0]<stdout>:       8     2   float")
+    '      8     2   float'
+    >>> _strip_prefix("Dec 05 02:00:13 #  Rank  0 Group  0")
+    '#  Rank  0 Group  0'
     """
     line = _TIMESTAMP_RE.sub("", line, count=1)
-    match = _PREFIX_RE.match(line)
-    if not match:
-        return line
-    return _TIMESTAMP_RE.sub("", line[match.end() :], count=1)
+    for _ in range(_MAX_TAGS):
+        match = _PREFIX_RE.match(line)
+        if not match:
+            break
+        line = _TIMESTAMP_RE.sub("", line[match.end() :], count=1)
+    return line
 
 
 @dataclass
@@ -140,6 +157,8 @@ class _Run:
     index: int
     line: int
     op: str | None = None
+    #: the op a command line before the run names (``./build/all_gather_perf``), below ``op``
+    op_hint: str | None = None
     nthread: int | None = None
     ngpus: int | None = None
     rank_lines: list[tuple[int, str, str]] = field(default_factory=list)  # (rank, host, device)

@@ -34,6 +34,7 @@ from ._lexer import (
     _TABLE_STARTS,
     _TESTS_VERSION_RE,
     _TIME_NAMES,
+    _TIMESTAMP_RE,
     _TUNING_RE,
     _Layout,
     _layout_from_count,
@@ -113,13 +114,32 @@ class _Parser(_Findings):
         self.placement_title: list[str] | None = None
         #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
         self.test_failures: list[tuple[int, str]] = []
+        #: the op of a command line read after a run's rows: the next run's (see _command_line)
+        self.next_op_hint: str | None = None
         self.run = self._new_run(1)
 
     # -- run bookkeeping
     def _new_run(self, line: int) -> _Run:
-        run = _Run(index=len(self.runs), line=line)
+        run = _Run(index=len(self.runs), line=line, op_hint=self.next_op_hint)
+        if self.next_op_hint is not None:  # the command line before this run: its op
+            self.last_op_hint, self.next_op_hint = self.next_op_hint, None
         self.runs.append(run)
         return run
+
+    def _command_line(self, op: str) -> None:
+        """A line naming an nccl-tests binary (``# ./build/all_gather_perf -b 8``, a shell's
+        ``+ ./build/all_gather_perf`` trace or prompt line): the op of the run it starts. After
+        a run's rows it starts the next run (logs of several binaries concatenated, each after
+        its command line): each run took the op of the command line after it. One that no
+        run follows (the job's next command, killed before its output) names no run's op."""
+        if self.default_op:
+            return
+        if self.run.started:
+            self.next_op_hint = op
+            return
+        self.last_op_hint = op
+        if self.run.op is None:
+            self.run.op_hint = op
 
     def _boundary(self, line: int) -> _Run:
         self._flush()
@@ -221,6 +241,8 @@ class _Parser(_Findings):
             perf = _PERF_RE.search(stripped)
             if perf and perf.group(1) in NCCL_TESTS_OPS and self.last_op_hint is None:
                 self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
+                if not self.default_op:  # the first binary the head names: the first run's
+                    self.run.op_hint = self.last_op_hint
             return
         if stripped.startswith("#"):
             self._comment(stripped, lineno)
@@ -284,6 +306,9 @@ class _Parser(_Findings):
                 lineno, f"line looks like a result row but cannot be read: {body.strip()[:80]!r}"
             )
             return
+        perf = None if debug else _PERF_RE.search(body)
+        if perf and perf.group(1) in NCCL_TESTS_OPS:  # "+ ./build/all_gather_perf -b 8 ..."
+            self._command_line(NCCL_TESTS_OPS[perf.group(1)])
         self._debug(text, self.run)  # plain text: "NCCL version 2.26.2+cuda12.8", warnings
 
     def _maybe_complete(self) -> None:
@@ -467,9 +492,7 @@ class _Parser(_Findings):
             return
         perf = _PERF_RE.search(body)
         if perf and perf.group(1) in NCCL_TESTS_OPS:
-            self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
-            if self.run.op is None and not self.default_op:
-                self.run.op_hint = self.last_op_hint  # type: ignore[attr-defined]
+            self._command_line(NCCL_TESTS_OPS[perf.group(1)])
         self._debug(body, self.run)
 
 
@@ -478,6 +501,18 @@ class _Parser(_Findings):
 #: MPI prints its table from rank 0 only, so rows under two tags are tasks that each ran a test
 _TASK_TAG_RE = re.compile(r"^\s*(?:\[\d+,(\d+)\]<std(?:out|err)>:|(\d+):(?=\s)|\[(\d+)\](?=\s))")
 _TAGGED_ROW_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\w*\s+\S+\s+-?\d+\s+[\d.]+\s")
+#: A log collector's tag over the launcher's (``kubectl logs --prefix``: ``[pod/NAME/C] ``)
+_COLLECTOR_TAG_RE = re.compile(r"^\s*\[pod/[^\]\s]+\]\s?")
+
+
+def _under_collector(raw: str) -> str:
+    """``raw`` without a timestamp and a log collector's tag before the launcher's task tag
+    (``[pod/launcher/mpi] [1,0]<stdout>:``): the task is the launcher's, the tag under it."""
+    line = _TIMESTAMP_RE.sub("", raw, count=1)
+    collector = _COLLECTOR_TAG_RE.match(line)
+    if collector:
+        line = _TIMESTAMP_RE.sub("", line[collector.end() :], count=1)
+    return line
 
 
 def _check_one_task(lines: list[str], source: str) -> None:
@@ -487,8 +522,9 @@ def _check_one_task(lines: list[str], source: str) -> None:
     second task; read as one run they were duplicates of each other."""
     first: dict[str, int] = {}
     for lineno, raw in enumerate(lines, start=1):
-        tag = _TASK_TAG_RE.match(raw)
-        if tag is None or not _TAGGED_ROW_RE.match(raw[tag.end() :].lstrip(" ")):
+        line = _under_collector(raw)
+        tag = _TASK_TAG_RE.match(line)
+        if tag is None or not _TAGGED_ROW_RE.match(line[tag.end() :].lstrip(" ")):
             continue
         task = next(g for g in tag.groups() if g is not None)
         first.setdefault(task, lineno)
