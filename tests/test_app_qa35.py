@@ -51,3 +51,17 @@ def test_a_fraction_boxs_number_in_a_link_is_still_read() -> None:
     assert_clean(at)
     assert not [e for e in _errors(at) if "URL parameter" in e], _errors(at)
     assert metrics(at)["Cost [USD]"] != metrics(open_page("page_ddp.py"))["Cost [USD]"]
+
+
+def test_tokens_to_train_reads_the_token_grammar_of_train() -> None:
+    """``train --tokens 2Ti`` (2 x 2^40 tokens, the token grammar of every token option) was
+    refused by the step page's "Tokens to train" box as "cannot parse '2Ti'", in the bare
+    count's words and without the box's range. Now it gives the wall clock of 2,199,023,255,552
+    tokens, as the CLI does: 1.0995x that of 2T."""
+    binary = open_page("page_ddp.py", {"ddp_tokens": "2Ti"})
+    assert_clean(binary)
+    assert not _errors(binary), _errors(binary)
+    decimal = open_page("page_ddp.py", {"ddp_tokens": "2T"})
+    gpu_hours = [float(metrics(a)["GPU-hours"].replace(",", "")) for a in (binary, decimal)]
+    assert gpu_hours[0] / gpu_hours[1] == pytest.approx(2**41 / 2e12, rel=1e-3), gpu_hours
+

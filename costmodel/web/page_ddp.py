@@ -34,8 +34,8 @@ from costmodel.units import (
     format_usd_rate,
     noun_for,
     parse_bytes,
-    parse_count,
     parse_duration,
+    parse_tokens,
     ungroup_thousands,
 )
 from costmodel.web import data
@@ -1322,11 +1322,13 @@ def _measured_beside_predicted(measured_s: float, result, rb) -> None:
 
 
 def _tokens(text: str, name: str) -> float:
-    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16)."""
+    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16), in
+    the token grammar of ``train --tokens`` (:func:`costmodel.units.parse_tokens`: ``2T``,
+    ``300B``, ``2Ti`` = 2 x 2^40); the box read it as a bare count, which refused ``2Ti``."""
     from costmodel._limits import LIMITS
 
     LIMITS["tokens"].check(name, text.strip())
-    return parse_count(text, name=name)
+    return float(parse_tokens(text.strip(), name=name))
 
 
 def _training_cost(result, inp: dict, rb=None) -> None:
