@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from tests.test_app import _text, assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)
 
@@ -65,3 +65,28 @@ def test_tokens_to_train_reads_the_token_grammar_of_train() -> None:
     gpu_hours = [float(metrics(a)["GPU-hours"].replace(",", "")) for a in (binary, decimal)]
     assert gpu_hours[0] / gpu_hours[1] == pytest.approx(2**41 / 2e12, rel=1e-3), gpu_hours
 
+
+def test_b_takes_its_own_compute_precision_as_scenario_vs_does() -> None:
+    """H100 at fp8 against an A100: B took A's fp8 and was refused "use bf16", which only A's
+    box could change (and so A). B has its own precision now ("same as A" by default), as
+    ``scenario --precision fp8 --vs cluster=dgx-a100,precision=bf16``: A 446 ms, B 1.17 s."""
+    query = {"ddp_precision": "fp8", "ddp_pin": "true", "ddp_b_cluster": "dgx-a100"}
+    same = open_page("page_ddp.py", query)
+    assert_clean(same)
+    assert any(e.startswith("**Configuration B**: Compute precision (B): ") for e in _errors(same))
+    at = open_tables(open_page("page_ddp.py", {**query, "ddp_b_precision": "bf16"}))
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    rows = next(d.value for d in at.dataframe if "B - A" in d.value.columns).set_index("figure")
+    assert (rows.loc["step time", "A"], rows.loc["step time", "B"]) == ("446 ms", "1.17 s")
+    assert any(
+        "dgx-h100 x 4 (fp8), ddp  |  B: 7 B params on dgx-a100 x 4, ddp" in c.value
+        for c in at.caption
+    ), [c.value for c in at.caption]
+
+
+def test_b_precision_as_a_is_said_to_be_the_same() -> None:
+    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_precision": "bf16"})
+    assert any("B is the same as A" in i.value for i in at.info)
+    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_precision": "fp8"})
+    assert not any("B is the same as A" in i.value for i in at.info)

@@ -118,7 +118,12 @@ OVERHEAD_KEYS = {"context_key": "ddp_context", "fragmentation_key": "ddp_fragmen
 MEASURED_BOX = "Measured step time [s]"
 
 #: Configuration B's boxes: what B sets is named by B's box ("Nodes (B): ..."), the rest by A's.
-B_BOX_LABELS = {**BOX_LABELS, "nodes": "Nodes (B)", "params": "Parameters (B)"}
+B_BOX_LABELS = {
+    **BOX_LABELS,
+    "nodes": "Nodes (B)",
+    "params": "Parameters (B)",
+    "precision": "Compute precision (B)",
+}
 
 CUSTOM = "custom (parameter count)"
 
@@ -456,7 +461,8 @@ def _pinned(inp: dict) -> dict | None:
         value=False,
         key="ddp_pin",
         bind=QP,
-        help="Pin B: A with another cluster, model, node count or strategy; both are drawn "
+        help="Pin B: A with another cluster, model, node count, strategy or compute precision; "
+        "both are drawn "
         "on the same charts and a table gives B - A.",
     )
     if not pin:
@@ -473,7 +479,20 @@ def _pinned(inp: dict) -> dict | None:
     strat_b = bound_choice(
         c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
     )
+    # B's own precision, as `scenario --vs precision=bf16`: without it an fp8 A put beside a GPU
+    # with no fp8 tensor cores (an A100) was refused "use bf16", a change A's box alone could make
+    prec_b = bound_choice(
+        st.columns(4)[0],
+        "selectbox",
+        "Compute precision (B)",
+        (SAME, *PRECISIONS),
+        key="ddp_b_precision",
+        help="The precision of B's matmuls; same as A by default (as `scenario --vs "
+        "precision=...`): fp8 A beside a GPU without fp8 tensor cores needs bf16 here.",
+    )
     changes: dict = {}
+    if prec_b not in (SAME, inp["precision"]):
+        changes["precision"] = prec_b
     if cluster not in (SAME, inp["cluster"]):
         # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
         # at its datasheet power on its whole nodes. A's own cluster picked for B is "same as
@@ -500,7 +519,10 @@ def _pinned(inp: dict) -> dict | None:
         if strat_b not in ("fsdp", "hsdp"):
             changes["reshard_after_forward"] = None
     if not changes:
-        st.info("B is the same as A: pick another cluster, model, node count or strategy.")
+        st.info(
+            "B is the same as A: pick another cluster, model, node count, strategy or compute "
+            "precision."
+        )
         return None
     return {**inp, **changes}
 
@@ -514,6 +536,8 @@ def _label(inp: dict, result) -> str:
     kept = [
         *([] if s.gpus_per_node is None else [f"{s.gpus_per_node} GPUs per node"]),
         *([] if s.power_limit_w is None else [f"{s.power_limit_w:g} W"]),
+        # fp8 named (bf16 is every surface's default): an fp8 A beside a bf16 B read alike
+        *([] if s.compute_precision == "bf16" else [s.compute_precision]),
     ]
     said = f" ({', '.join(kept)})" if kept else ""
     return f"{model} on {result.cluster_name} x {result.nodes}{said}, {result.layout}"
