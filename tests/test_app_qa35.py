@@ -90,3 +90,25 @@ def test_b_precision_as_a_is_said_to_be_the_same() -> None:
     assert any("B is the same as A" in i.value for i in at.info)
     at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_precision": "fp8"})
     assert not any("B is the same as A" in i.value for i in at.info)
+
+
+def test_b_takes_its_own_hsdp_group_as_scenario_vs_does() -> None:
+    """HSDP at a group of 16 (two H100 nodes) against one node: B took A's group and was
+    refused "16 does not divide the 8 ranks" with no box of B's to change it in. B has its own
+    group box now (shown while B runs hsdp), as ``scenario --strategy hsdp --group-size 16
+    --vs nodes=1,group_size=8``: A 513 ms, B 500 ms."""
+    query = {"ddp_strategy": "hsdp", "ddp_group": "16", "ddp_pin": "true", "ddp_b_nodes": "1"}
+    kept = open_page("page_ddp.py", query)
+    assert_clean(kept)
+    assert any(
+        e.startswith("**Configuration B**: HSDP group (B) [GPUs]: 16 does not divide the 8 ranks")
+        for e in _errors(kept)
+    ), _errors(kept)
+    at = open_tables(open_page("page_ddp.py", {**query, "ddp_b_group": "8"}))
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    rows = next(d.value for d in at.dataframe if "B - A" in d.value.columns).set_index("figure")
+    assert (rows.loc["step time", "A"], rows.loc["step time", "B"]) == ("513 ms", "500 ms")
+    # A's own group typed for B leaves B the same as A
+    same = open_page("page_ddp.py", {**query, "ddp_b_nodes": "", "ddp_b_group": "16"})
+    assert any("B is the same as A" in i.value for i in same.info)

@@ -123,6 +123,7 @@ B_BOX_LABELS = {
     "nodes": "Nodes (B)",
     "params": "Parameters (B)",
     "precision": "Compute precision (B)",
+    "group_size": "HSDP group (B) [GPUs]",
 }
 
 CUSTOM = "custom (parameter count)"
@@ -481,8 +482,9 @@ def _pinned(inp: dict) -> dict | None:
     )
     # B's own precision, as `scenario --vs precision=bf16`: without it an fp8 A put beside a GPU
     # with no fp8 tensor cores (an A100) was refused "use bf16", a change A's box alone could make
+    row = st.columns(4)
     prec_b = bound_choice(
-        st.columns(4)[0],
+        row[0],
         "selectbox",
         "Compute precision (B)",
         (SAME, *PRECISIONS),
@@ -490,6 +492,20 @@ def _pinned(inp: dict) -> dict | None:
         help="The precision of B's matmuls; same as A by default (as `scenario --vs "
         "precision=...`): fp8 A beside a GPU without fp8 tensor cores needs bf16 here.",
     )
+    # B's own HSDP group, as `scenario --vs group_size=8`: A's group (16 = two H100 nodes) on
+    # B's one node or on B's other cluster was refused, with no box of B's to change it in
+    group_text = ""
+    if (inp["strategy"] if strat_b == SAME else strat_b) == "hsdp":
+        group_text = row[1].text_input(
+            B_BOX_LABELS["group_size"],
+            value="",
+            key="ddp_b_group",
+            bind=QP,
+            placeholder=SAME,
+            help="GPUs that shard one replica of B: a divisor of B's ranks and of a node's "
+            "GPUs, or whole nodes. Empty: A's group (one node of B's cluster where A's box is "
+            "empty).",
+        )
     changes: dict = {}
     if prec_b not in (SAME, inp["precision"]):
         changes["precision"] = prec_b
@@ -518,10 +534,16 @@ def _pinned(inp: dict) -> dict | None:
             changes["group_size"] = None
         if strat_b not in ("fsdp", "hsdp"):
             changes["reshard_after_forward"] = None
+    if group_text.strip():
+        g = whole_from_text(group_text, B_BOX_LABELS["group_size"], "group_size")
+        if g is None:
+            return None
+        if g != inp["group_size"] or "strategy" in changes:  # A's own group: B the same
+            changes["group_size"] = g
     if not changes:
         st.info(
-            "B is the same as A: pick another cluster, model, node count, strategy or compute "
-            "precision."
+            "B is the same as A: pick another cluster, model, node count, strategy, compute "
+            "precision or HSDP group."
         )
         return None
     return {**inp, **changes}
