@@ -112,3 +112,30 @@ def test_b_takes_its_own_hsdp_group_as_scenario_vs_does() -> None:
     # A's own group typed for B leaves B the same as A
     same = open_page("page_ddp.py", {**query, "ddp_b_nodes": "", "ddp_b_group": "16"})
     assert any("B is the same as A" in i.value for i in same.info)
+
+
+def test_memory_b_takes_its_own_hsdp_group() -> None:
+    """ZeRO-3 as hsdp at a group of 8 against B on 4 ranks: B took A's group and was refused
+    under A's box ("HSDP group [GPUs]: 8 does not divide the 4 ranks"), which only A could
+    change. B has its own group box now (shown while B is ZeRO-3 as hsdp); at 4 it needs
+    29.3 GB per GPU, as ``costmodel memory --params 7B --strategy hsdp --group-size 4
+    --ranks 4``."""
+    query = {
+        "zero_stage": "3",
+        "mem_strategy": "hsdp",
+        "mem_group": "8",
+        "mem_pin": "true",
+        "mem_b_ranks": "4",
+    }
+    kept = open_page("page_memory.py", query)
+    assert_clean(kept)
+    assert any(
+        e.startswith("**Configuration B**: HSDP group (B) [GPUs]: 8 does not divide the 4 ranks")
+        for e in _errors(kept)
+    ), _errors(kept)
+    at = open_page("page_memory.py", {**query, "mem_b_group": "4"})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    assert any("B needs 29.3 GB of 85.5 GB (fits)" in s.value for s in at.success)
+    same = open_page("page_memory.py", {**query, "mem_b_ranks": "", "mem_b_group": "8"})
+    assert any("B is the same as A" in i.value for i in same.info)

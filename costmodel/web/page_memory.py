@@ -54,6 +54,7 @@ SAME = "same as A"
 #: ranks N [GPUs]", "Ranks N [GPUs]"): this page's said no unit.
 RANKS_BOX = "Data-parallel ranks N [GPUs]"
 RANKS_BOX_B = "Data-parallel ranks (B) [GPUs]"
+GROUP_BOX_B = "HSDP group (B) [GPUs]"
 
 #: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
 #: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
@@ -454,6 +455,23 @@ def _pinned(inp: dict) -> dict | None:
     )
     gpus = (SAME, *data.preset_names("gpu"))
     gpu = bound_choice(c[3], "selectbox", "GPU (B)", gpus, key="mem_b_gpu")
+    # B's own HSDP group while B is ZeRO-3 as hsdp: A's group of 8 on B's 4 ranks was refused
+    # under A's box, the one change that could make B run being A's
+    layout3 = inp.get("layout3")
+    group_text = ""
+    if (
+        layout3 is not None
+        and layout3[0] == "hsdp"
+        and (inp["stage"] if stage == SAME else stage) == 3
+    ):
+        group_text = st.columns(4)[0].text_input(
+            GROUP_BOX_B,
+            value="",
+            key="mem_b_group",
+            bind=QP,
+            placeholder=SAME,
+            help="GPUs that shard one replica of B: a divisor of B's ranks. Empty: A's group.",
+        )
     b = dict(inp)
     changed = False
     if arch != SAME:
@@ -471,8 +489,16 @@ def _pinned(inp: dict) -> dict | None:
         b["stage"], changed = stage, True
     if gpu != SAME:
         b["gpu"], changed = (gpu, float(data.gpu_memory_bytes(gpu))), True
+    if group_text.strip() and layout3 is not None:
+        g = whole_from_text(group_text, GROUP_BOX_B, "group_size")
+        if g is None:
+            return None
+        if g != layout3[1]:
+            b["layout3"], changed = (layout3[0], g, layout3[2]), True
     if not changed:
-        st.info("B is the same as A: pick another model, rank count, ZeRO stage or GPU.")
+        st.info(
+            "B is the same as A: pick another model, rank count, ZeRO stage, GPU or HSDP group."
+        )
         return None
     return b
 
@@ -542,7 +568,10 @@ def _compare(inp: dict, inp_b: dict) -> None:
 
     if not _recipe_runs_on(inp_b, " (B)"):  # A's recipe on B's GPU: refused as on A's
         return
-    with section("Configuration B", _LAYOUT_BOXES):
+    b_boxes = {**_LAYOUT_BOXES, "group_size": GROUP_BOX_B}  # B's refusals name B's boxes
+    if inp_b["ranks"] != inp["ranks"]:
+        b_boxes.update(dp_ranks=RANKS_BOX_B, ranks=RANKS_BOX_B)
+    with section("Configuration B", b_boxes):
         fa, fb = _figures(inp), _figures(inp_b)
         la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
         st.subheader("A or B?")
