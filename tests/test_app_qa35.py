@@ -139,3 +139,23 @@ def test_memory_b_takes_its_own_hsdp_group() -> None:
     assert any("B needs 29.3 GB of 85.5 GB (fits)" in s.value for s in at.success)
     same = open_page("page_memory.py", {**query, "mem_b_ranks": "", "mem_b_group": "8"})
     assert any("B is the same as A" in i.value for i in same.info)
+
+
+def test_memory_b_takes_its_own_recipe_as_scenario_vs_does() -> None:
+    """fp8-mixed on H100 against an A100: B took A's recipe and was refused (no fp8 tensor
+    cores) naming A's box, which only A could change. B has its own recipe box now, as
+    ``scenario --recipe fp8-mixed --vs cluster=dgx-a100,recipe=mixed-adam``: 105 GB against
+    126 GB per GPU."""
+    query = {"recipe": "fp8-mixed", "mem_pin": "true", "mem_b_gpu": "a100-sxm-80gb"}
+    kept = open_page("page_memory.py", query)
+    assert_clean(kept)
+    assert any(
+        e.startswith("**GPU (B)**: Precision recipe (B): fp8-mixed trains with fp8")
+        for e in _errors(kept)
+    ), _errors(kept)
+    at = open_page("page_memory.py", {**query, "mem_b_recipe": "mixed-adam"})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    assert any(
+        "A needs 105 GB per GPU" in w.value and "B needs 126 GB" in w.value for w in at.warning
+    )

@@ -55,6 +55,7 @@ SAME = "same as A"
 RANKS_BOX = "Data-parallel ranks N [GPUs]"
 RANKS_BOX_B = "Data-parallel ranks (B) [GPUs]"
 GROUP_BOX_B = "HSDP group (B) [GPUs]"
+RECIPE_BOX_B = "Precision recipe (B)"
 
 #: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
 #: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
@@ -457,6 +458,17 @@ def _pinned(inp: dict) -> dict | None:
     gpu = bound_choice(c[3], "selectbox", "GPU (B)", gpus, key="mem_b_gpu")
     # B's own HSDP group while B is ZeRO-3 as hsdp: A's group of 8 on B's 4 ranks was refused
     # under A's box, the one change that could make B run being A's
+    row = st.columns(4)
+    # B's own recipe, as `scenario --vs recipe=mixed-adam`: A's fp8-mixed beside an A100 B was
+    # refused (no fp8 tensor cores) under A's box, which only A could change
+    recipe = bound_choice(
+        row[0],
+        "selectbox",
+        RECIPE_BOX_B,
+        (SAME, *memory.RECIPES),
+        key="mem_b_recipe",
+        help="B's precision/optimizer recipe; same as A by default.",
+    )
     layout3 = inp.get("layout3")
     group_text = ""
     if (
@@ -464,7 +476,7 @@ def _pinned(inp: dict) -> dict | None:
         and layout3[0] == "hsdp"
         and (inp["stage"] if stage == SAME else stage) == 3
     ):
-        group_text = st.columns(4)[0].text_input(
+        group_text = row[1].text_input(
             GROUP_BOX_B,
             value="",
             key="mem_b_group",
@@ -489,6 +501,8 @@ def _pinned(inp: dict) -> dict | None:
         b["stage"], changed = stage, True
     if gpu != SAME:
         b["gpu"], changed = (gpu, float(data.gpu_memory_bytes(gpu))), True
+    if recipe not in (SAME, inp["recipe"]):
+        b["recipe"], changed = recipe, True
     if group_text.strip() and layout3 is not None:
         g = whole_from_text(group_text, GROUP_BOX_B, "group_size")
         if g is None:
@@ -497,14 +511,11 @@ def _pinned(inp: dict) -> dict | None:
             b["layout3"], changed = (layout3[0], g, layout3[2]), True
     if not changed:
         st.info(
-            "B is the same as A: pick another model, rank count, ZeRO stage, GPU or HSDP group."
+            "B is the same as A: pick another model, rank count, ZeRO stage, GPU, recipe or "
+            "HSDP group."
         )
         return None
     return b
-
-
-#: A refusal of the recipe on the GPU names the page's box, not the API's argument.
-_RECIPE_BOXES = {"recipe": "Precision recipe"}
 
 
 def _recipe_runs_on(inp: dict, side: str = "") -> bool:
@@ -515,7 +526,8 @@ def _recipe_runs_on(inp: dict, side: str = "") -> bool:
     if name == CUSTOM_GPU:  # a typed memory names no GPU (`memory --gpu-memory`)
         return True
     ok = False
-    with section(f"GPU{side}", _RECIPE_BOXES):
+    # a refusal of the recipe on the GPU names the side's box, not the API's argument
+    with section(f"GPU{side}", {"recipe": f"Precision recipe{side}"}):
         data.check_recipe_on_gpu(name, inp["recipe"])
         ok = True
     return ok
