@@ -159,3 +159,20 @@ def test_memory_b_takes_its_own_recipe_as_scenario_vs_does() -> None:
     assert any(
         "A needs 105 GB per GPU" in w.value and "B needs 126 GB" in w.value for w in at.warning
     )
+
+
+def test_b_says_its_own_notes_as_scenario_vs_does() -> None:
+    """A's bucket_cap beside B under FSDP: ``scenario --bucket 100MiB --vs strategy=fsdp`` says
+    B does not apply it, and ``--vs arch=llama-3.1-405b`` that B's model needs tensor and
+    pipeline parallelism ("note (B): ..."); the page showed A's notes only."""
+    at = open_page(
+        "page_ddp.py", {"ddp_bucket": "100MiB", "ddp_pin": "true", "ddp_b_strategy": "fsdp"}
+    )
+    assert_clean(at)
+    said = [_text(c.value) for c in at.caption]
+    assert any(c.startswith("Note (B): bucket_cap_bytes: not applied to fsdp") for c in said), said
+    big = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_arch": "llama-3.1-405b"})
+    said = [_text(c.value) for c in big.caption]
+    assert any(
+        c.startswith("Note (B): a model of 406B parameters: production runs") for c in said
+    ), said

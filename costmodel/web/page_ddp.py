@@ -579,6 +579,12 @@ def _compare(inp: dict, result, inp_b: dict):
     st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
     if not rb.fits:
         _b_does_not_fit(rb, "its step below is")
+    # B's own notes, as `scenario --vs` prints them ("note (B): ..."): A's bucket_cap not
+    # applied to B's fsdp, B's model past data parallelism alone; the page said A's only
+    notes(
+        (n for n in rb.notes if not n.startswith("DOES NOT FIT") and n not in result.notes),
+        prefix="note (B): ",
+    )
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
     chart(
         plots.step_compare_figure(
