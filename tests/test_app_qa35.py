@@ -176,3 +176,18 @@ def test_b_says_its_own_notes_as_scenario_vs_does() -> None:
     assert any(
         c.startswith("Note (B): a model of 406B parameters: production runs") for c in said
     ), said
+
+
+def test_memory_b_says_what_its_model_leaves_out() -> None:
+    """B on llama-3.1-405b (A a 7B count): ``costmodel memory --arch llama-3.1-405b`` says
+    production runs of this size add tensor and pipeline parallelism, and the page says it for
+    A's own 405B model; for B's it said nothing. A mixture of experts as B gets its note too."""
+    at = open_page("page_memory.py", {"mem_pin": "true", "mem_b_arch": "llama-3.1-405b"})
+    assert_clean(at)
+    said = [_text(c.value) for c in at.caption]
+    assert any(
+        c.startswith("Note (B): a model of 406B parameters: production runs") for c in said
+    ), said
+    moe = open_page("page_memory.py", {"mem_pin": "true", "mem_b_arch": "mixtral-8x7b"})
+    said = [_text(c.value) for c in moe.caption]
+    assert any(c.startswith("Note (B): mixtral-8x7b is a mixture of experts") for c in said), said

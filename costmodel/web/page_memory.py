@@ -559,6 +559,14 @@ def _figures(inp: dict) -> dict:
     }
 
 
+def _model_notes(inp: dict) -> list[str]:
+    """What a data-parallel answer leaves out for the configuration's model, as `costmodel
+    memory` says it (:func:`costmodel.strategy.memory.memory_notes`, its activation line aside:
+    the page's caption says it)."""
+    seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
+    return memory_notes("", inp["params"], inp["arch"], seq_n)[1:]
+
+
 def _arch(inp: dict) -> object:
     """The architecture the gathered units are cut from: a preset's name (the step's key), an
     uploaded config's Architecture, or None for a bare parameter count."""
@@ -596,6 +604,9 @@ def _compare(inp: dict, inp_b: dict) -> None:
             f"of {format_bytes(fb['capacity'])} ({verdict[fits_b]}).",
             icon=":material/compare_arrows:",
         )
+        # what `costmodel memory` says beside B's numbers and not beside A's (B's 405B model
+        # needs tensor and pipeline parallelism, B's mixture of experts expert parallelism)
+        notes((n for n in _model_notes(inp_b) if n not in _model_notes(inp)), prefix="note (B): ")
         frame = pd.concat([fa["parts"].assign(config=la), fb["parts"].assign(config=lb)])
         chart(
             plots.memory_compare_figure(
@@ -864,10 +875,9 @@ def render() -> None:
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
         # class, expert parallelism for a mixture of experts
-        seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
         # beside the verdict, with what a fit with little to spare leaves out (the library's
         # fit_notes, as the CLI and the step say it; its fields named as the page's boxes)
-        said = memory_notes("", inp["params"], inp["arch"], seq_n)[1:]
+        said = _model_notes(inp)
         notes(fit_notes(said, total, capacity, inp["context"], inp["fragmentation"]))
         m = headline(4)
         shown, card = format_bytes_pair(total, capacity)  # apart where they differ
