@@ -751,6 +751,21 @@ def bound_number(
         text = _url_count(key, text, label, tokens)
         if text is not None and text.lstrip("-").isdigit():  # whole: the messages say digits
             shown = text
+    elif isinstance(text, str) and not _URL_NUMBER.fullmatch(text):  # a fraction box's text
+        _drop_url_value(key)  # Streamlit dropped it without a word (?ddp_power=500W ran at 700)
+        if limit is not None:  # the box's range, where the box holds one
+            said = f": {LIMITS[limit].rule}"
+        elif min_value is not None or max_value is not None:
+            lo = "-inf" if min_value is None else _bound(min_value)
+            hi = "inf" if max_value is None else _bound(max_value)
+            said = f": [{lo}, {hi}]"
+        else:  # the page checks its range later (a price, a power limit, a learning rate)
+            said = ""
+        error(
+            f"URL parameter {key}: {text!r} is not a number (digits, a point, an exponent: "
+            f"'0.5', '3e-4'), as {label} takes{said}; the default is used"
+        )
+        text = None
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf

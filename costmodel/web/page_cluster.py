@@ -176,9 +176,22 @@ def render() -> None:
         )
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
+        # the SHARP box changes the hierarchical columns alone, and nothing on one node: said,
+        # so that a box ticked with no number moving (or the model's time not moving) is read
+        sharp = (
+            ""
+            if not inp["sharp"]
+            else " In-network reduction (SHARP) is on: the hierarchical columns reduce across "
+            "nodes in the switch; the model above, the flat ring and NCCL-faithful do not use it"
+            + (
+                " (on one node there is no inter-node phase: it changes nothing here)."
+                if facts["nodes"] == 1
+                else "."
+            )
+        )
         st.caption(
             "Below: the textbook model's algorithms (flat ring = its default) and the "
-            "NCCL-faithful model, whichever model is chosen above."
+            "NCCL-faithful model, whichever model is chosen above." + sharp
         )
         m = st.columns(4)
         m[0].metric(

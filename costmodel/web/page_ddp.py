@@ -34,8 +34,8 @@ from costmodel.units import (
     format_usd_rate,
     noun_for,
     parse_bytes,
-    parse_count,
     parse_duration,
+    parse_tokens,
     ungroup_thousands,
 )
 from costmodel.web import data
@@ -118,7 +118,13 @@ OVERHEAD_KEYS = {"context_key": "ddp_context", "fragmentation_key": "ddp_fragmen
 MEASURED_BOX = "Measured step time [s]"
 
 #: Configuration B's boxes: what B sets is named by B's box ("Nodes (B): ..."), the rest by A's.
-B_BOX_LABELS = {**BOX_LABELS, "nodes": "Nodes (B)", "params": "Parameters (B)"}
+B_BOX_LABELS = {
+    **BOX_LABELS,
+    "nodes": "Nodes (B)",
+    "params": "Parameters (B)",
+    "precision": "Compute precision (B)",
+    "group_size": "HSDP group (B) [GPUs]",
+}
 
 CUSTOM = "custom (parameter count)"
 
@@ -456,7 +462,8 @@ def _pinned(inp: dict) -> dict | None:
         value=False,
         key="ddp_pin",
         bind=QP,
-        help="Pin B: A with another cluster, model, node count or strategy; both are drawn "
+        help="Pin B: A with another cluster, model, node count, strategy or compute precision; "
+        "both are drawn "
         "on the same charts and a table gives B - A.",
     )
     if not pin:
@@ -473,7 +480,35 @@ def _pinned(inp: dict) -> dict | None:
     strat_b = bound_choice(
         c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
     )
+    # B's own precision, as `scenario --vs precision=bf16`: without it an fp8 A put beside a GPU
+    # with no fp8 tensor cores (an A100) was refused "use bf16", a change A's box alone could make
+    row = st.columns(4)
+    prec_b = bound_choice(
+        row[0],
+        "selectbox",
+        "Compute precision (B)",
+        (SAME, *PRECISIONS),
+        key="ddp_b_precision",
+        help="The precision of B's matmuls; same as A by default (as `scenario --vs "
+        "precision=...`): fp8 A beside a GPU without fp8 tensor cores needs bf16 here.",
+    )
+    # B's own HSDP group, as `scenario --vs group_size=8`: A's group (16 = two H100 nodes) on
+    # B's one node or on B's other cluster was refused, with no box of B's to change it in
+    group_text = ""
+    if (inp["strategy"] if strat_b == SAME else strat_b) == "hsdp":
+        group_text = row[1].text_input(
+            B_BOX_LABELS["group_size"],
+            value="",
+            key="ddp_b_group",
+            bind=QP,
+            placeholder=SAME,
+            help="GPUs that shard one replica of B: a divisor of B's ranks and of a node's "
+            "GPUs, or whole nodes. Empty: A's group (one node of B's cluster where A's box is "
+            "empty).",
+        )
     changes: dict = {}
+    if prec_b not in (SAME, inp["precision"]):
+        changes["precision"] = prec_b
     if cluster not in (SAME, inp["cluster"]):
         # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
         # at its datasheet power on its whole nodes. A's own cluster picked for B is "same as
@@ -499,8 +534,17 @@ def _pinned(inp: dict) -> dict | None:
             changes["group_size"] = None
         if strat_b not in ("fsdp", "hsdp"):
             changes["reshard_after_forward"] = None
+    if group_text.strip():
+        g = whole_from_text(group_text, B_BOX_LABELS["group_size"], "group_size")
+        if g is None:
+            return None
+        if g != inp["group_size"] or "strategy" in changes:  # A's own group: B the same
+            changes["group_size"] = g
     if not changes:
-        st.info("B is the same as A: pick another cluster, model, node count or strategy.")
+        st.info(
+            "B is the same as A: pick another cluster, model, node count, strategy, compute "
+            "precision or HSDP group."
+        )
         return None
     return {**inp, **changes}
 
@@ -514,6 +558,8 @@ def _label(inp: dict, result) -> str:
     kept = [
         *([] if s.gpus_per_node is None else [f"{s.gpus_per_node} GPUs per node"]),
         *([] if s.power_limit_w is None else [f"{s.power_limit_w:g} W"]),
+        # fp8 named (bf16 is every surface's default): an fp8 A beside a bf16 B read alike
+        *([] if s.compute_precision == "bf16" else [s.compute_precision]),
     ]
     said = f" ({', '.join(kept)})" if kept else ""
     return f"{model} on {result.cluster_name} x {result.nodes}{said}, {result.layout}"
@@ -533,6 +579,12 @@ def _compare(inp: dict, result, inp_b: dict):
     st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
     if not rb.fits:
         _b_does_not_fit(rb, "its step below is")
+    # B's own notes, as `scenario --vs` prints them ("note (B): ..."): A's bucket_cap not
+    # applied to B's fsdp, B's model past data parallelism alone; the page said A's only
+    notes(
+        (n for n in rb.notes if not n.startswith("DOES NOT FIT") and n not in result.notes),
+        prefix="note (B): ",
+    )
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
     chart(
         plots.step_compare_figure(
@@ -1323,11 +1375,13 @@ def _measured_beside_predicted(measured_s: float, result, rb) -> None:
 
 
 def _tokens(text: str, name: str) -> float:
-    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16)."""
+    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16), in
+    the token grammar of ``train --tokens`` (:func:`costmodel.units.parse_tokens`: ``2T``,
+    ``300B``, ``2Ti`` = 2 x 2^40); the box read it as a bare count, which refused ``2Ti``."""
     from costmodel._limits import LIMITS
 
     LIMITS["tokens"].check(name, text.strip())
-    return parse_count(text, name=name)
+    return float(parse_tokens(text.strip(), name=name))
 
 
 def _training_cost(result, inp: dict, rb=None) -> None:

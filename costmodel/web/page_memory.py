@@ -54,6 +54,8 @@ SAME = "same as A"
 #: ranks N [GPUs]", "Ranks N [GPUs]"): this page's said no unit.
 RANKS_BOX = "Data-parallel ranks N [GPUs]"
 RANKS_BOX_B = "Data-parallel ranks (B) [GPUs]"
+GROUP_BOX_B = "HSDP group (B) [GPUs]"
+RECIPE_BOX_B = "Precision recipe (B)"
 
 #: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
 #: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
@@ -454,6 +456,34 @@ def _pinned(inp: dict) -> dict | None:
     )
     gpus = (SAME, *data.preset_names("gpu"))
     gpu = bound_choice(c[3], "selectbox", "GPU (B)", gpus, key="mem_b_gpu")
+    # B's own HSDP group while B is ZeRO-3 as hsdp: A's group of 8 on B's 4 ranks was refused
+    # under A's box, the one change that could make B run being A's
+    row = st.columns(4)
+    # B's own recipe, as `scenario --vs recipe=mixed-adam`: A's fp8-mixed beside an A100 B was
+    # refused (no fp8 tensor cores) under A's box, which only A could change
+    recipe = bound_choice(
+        row[0],
+        "selectbox",
+        RECIPE_BOX_B,
+        (SAME, *memory.RECIPES),
+        key="mem_b_recipe",
+        help="B's precision/optimizer recipe; same as A by default.",
+    )
+    layout3 = inp.get("layout3")
+    group_text = ""
+    if (
+        layout3 is not None
+        and layout3[0] == "hsdp"
+        and (inp["stage"] if stage == SAME else stage) == 3
+    ):
+        group_text = row[1].text_input(
+            GROUP_BOX_B,
+            value="",
+            key="mem_b_group",
+            bind=QP,
+            placeholder=SAME,
+            help="GPUs that shard one replica of B: a divisor of B's ranks. Empty: A's group.",
+        )
     b = dict(inp)
     changed = False
     if arch != SAME:
@@ -471,14 +501,21 @@ def _pinned(inp: dict) -> dict | None:
         b["stage"], changed = stage, True
     if gpu != SAME:
         b["gpu"], changed = (gpu, float(data.gpu_memory_bytes(gpu))), True
+    if recipe not in (SAME, inp["recipe"]):
+        b["recipe"], changed = recipe, True
+    if group_text.strip() and layout3 is not None:
+        g = whole_from_text(group_text, GROUP_BOX_B, "group_size")
+        if g is None:
+            return None
+        if g != layout3[1]:
+            b["layout3"], changed = (layout3[0], g, layout3[2]), True
     if not changed:
-        st.info("B is the same as A: pick another model, rank count, ZeRO stage or GPU.")
+        st.info(
+            "B is the same as A: pick another model, rank count, ZeRO stage, GPU, recipe or "
+            "HSDP group."
+        )
         return None
     return b
-
-
-#: A refusal of the recipe on the GPU names the page's box, not the API's argument.
-_RECIPE_BOXES = {"recipe": "Precision recipe"}
 
 
 def _recipe_runs_on(inp: dict, side: str = "") -> bool:
@@ -489,7 +526,8 @@ def _recipe_runs_on(inp: dict, side: str = "") -> bool:
     if name == CUSTOM_GPU:  # a typed memory names no GPU (`memory --gpu-memory`)
         return True
     ok = False
-    with section(f"GPU{side}", _RECIPE_BOXES):
+    # a refusal of the recipe on the GPU names the side's box, not the API's argument
+    with section(f"GPU{side}", {"recipe": f"Precision recipe{side}"}):
         data.check_recipe_on_gpu(name, inp["recipe"])
         ok = True
     return ok
@@ -521,6 +559,14 @@ def _figures(inp: dict) -> dict:
     }
 
 
+def _model_notes(inp: dict) -> list[str]:
+    """What a data-parallel answer leaves out for the configuration's model, as `costmodel
+    memory` says it (:func:`costmodel.strategy.memory.memory_notes`, its activation line aside:
+    the page's caption says it)."""
+    seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
+    return memory_notes("", inp["params"], inp["arch"], seq_n)[1:]
+
+
 def _arch(inp: dict) -> object:
     """The architecture the gathered units are cut from: a preset's name (the step's key), an
     uploaded config's Architecture, or None for a bare parameter count."""
@@ -542,7 +588,10 @@ def _compare(inp: dict, inp_b: dict) -> None:
 
     if not _recipe_runs_on(inp_b, " (B)"):  # A's recipe on B's GPU: refused as on A's
         return
-    with section("Configuration B", _LAYOUT_BOXES):
+    b_boxes = {**_LAYOUT_BOXES, "group_size": GROUP_BOX_B}  # B's refusals name B's boxes
+    if inp_b["ranks"] != inp["ranks"]:
+        b_boxes.update(dp_ranks=RANKS_BOX_B, ranks=RANKS_BOX_B)
+    with section("Configuration B", b_boxes):
         fa, fb = _figures(inp), _figures(inp_b)
         la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
         st.subheader("A or B?")
@@ -555,6 +604,9 @@ def _compare(inp: dict, inp_b: dict) -> None:
             f"of {format_bytes(fb['capacity'])} ({verdict[fits_b]}).",
             icon=":material/compare_arrows:",
         )
+        # what `costmodel memory` says beside B's numbers and not beside A's (B's 405B model
+        # needs tensor and pipeline parallelism, B's mixture of experts expert parallelism)
+        notes((n for n in _model_notes(inp_b) if n not in _model_notes(inp)), prefix="note (B): ")
         frame = pd.concat([fa["parts"].assign(config=la), fb["parts"].assign(config=lb)])
         chart(
             plots.memory_compare_figure(
@@ -823,10 +875,9 @@ def render() -> None:
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
         # class, expert parallelism for a mixture of experts
-        seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
         # beside the verdict, with what a fit with little to spare leaves out (the library's
         # fit_notes, as the CLI and the step say it; its fields named as the page's boxes)
-        said = memory_notes("", inp["params"], inp["arch"], seq_n)[1:]
+        said = _model_notes(inp)
         notes(fit_notes(said, total, capacity, inp["context"], inp["fragmentation"]))
         m = headline(4)
         shown, card = format_bytes_pair(total, capacity)  # apart where they differ
