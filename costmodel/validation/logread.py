@@ -266,22 +266,26 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
                 said.append(f"its count column ({counted[1]}) fits {listed}, not {op}")
             line = own_rows["line"].min() if "line" in own_rows else None
             per_run.append((None if line is None or pd.isna(line) else int(line), said))
-        if len(per_run) == 1:
-            said = named + per_run[0][1]
+        # runs that say the same are said once (twelve runs of one op under another op's
+        # setting were twelve lines); every run alike reads as the whole log
+        groups: dict[tuple[str, ...], list[int | None]] = {}
+        for line, said in per_run:
+            groups.setdefault(tuple(said), []).append(line)
+        if len(groups) == 1:
+            said = named + list(next(iter(groups)))
             if said:
                 lines.append(
                     f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are "
                     f"compared as {op}; check the log or set the op (`op`)"
                 )
             continue
-        for line, said in per_run:
-            if said:
-                where = f"the run from line {line}" if line is not None else "a run"
+        for said_key, at in groups.items():
+            if said_key:
                 lines.append(
                     f"op: {op} from {won} wins, but {' and '.join(named)}"
                     + (" and " if named else "")
-                    + f"in {where} {' and '.join(said)}: its rows are compared as {op}; "
-                    "check the log or set the op (`op`)"
+                    + f"in {_runs_from(at)} {' and '.join(said_key)}: its rows are compared "
+                    f"as {op}; check the log or set the op (`op`)"
                 )
                 named = []
         if named:
@@ -290,6 +294,28 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
                 "check the log or set the op (`op`)"
             )
     return lines
+
+
+def _runs_from(lines: list[int | None]) -> str:
+    """The runs of :func:`op_disagreement`'s line named by their first lines: "the run from
+    line 20", "the runs from lines 20, 45 and 70", "the runs from lines 20, 45, 70 and 9
+    more".
+
+    >>> _runs_from([20]), _runs_from([20, 45, 70]), _runs_from([1, 2, 3, 4, 5])
+    ('the run from line 20', 'the runs from lines 20, 45 and 70', 'the runs from lines 1, 2, 3 and 2 more')
+    """
+    known = [str(line) for line in lines if line is not None]
+    if len(known) < len(lines):
+        return "a run" if len(lines) == 1 else f"{len(lines)} runs"
+    if len(known) == 1:
+        return f"the run from line {known[0]}"
+    shown = ", ".join(known[:3])
+    rest = len(known) - 3
+    if rest <= 0:
+        shown = ", ".join(known[:-1]) + f" and {known[-1]}"
+    else:
+        shown += f" and {rest} more"
+    return f"the runs from lines {shown}"
 
 
 def busbw_only_refusal(name: str) -> str:
