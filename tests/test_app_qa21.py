@@ -139,9 +139,11 @@ def _page(
     return Page(at, csvs)
 
 
-def _assert_same(page: Page, said: Cli) -> None:
+def _assert_same(page: Page, said: Cli, refused: bool = False) -> None:
     """The page shows what the CLI said: numbers, band, verdict, warnings, findings, assumptions,
-    and a per-row CSV with the CLI's errors under the preset the CLI names."""
+    and a per-row CSV with the CLI's errors under the preset the CLI names. ``refused``: the CLI
+    refused the log without ``--cluster`` (no preset matches it) and was given the page's
+    default; the page says that refusal as one warning more ("No cluster preset matches")."""
     j, m = said.json, metrics(page.at)
     assert page.at.selectbox(key="val_cluster").value == j["cluster"]
     assert m["Median |busbw error|"] == f"{100 * j['median_abs_rel_error']:.1f} %"
@@ -158,7 +160,9 @@ def _assert_same(page: Page, said: Cli) -> None:
     assert page.findings == [sentence(f) for f in j["findings"]]
     # nothing more and nothing less than the CLI's warning lines (a preset mismatch, NCCL's
     # socket fallback included): the page gathers the findings in one box
-    boxes = len(page.warnings) - bool(page.findings)
+    no_preset = [w for w in page.warnings if w.startswith("No cluster preset matches this log")]
+    assert len(no_preset) == refused, page.warnings
+    boxes = len(page.warnings) - bool(page.findings) - refused
     assert boxes + len(page.findings) == len(said.warning_lines), (
         page.warnings,
         said.warning_lines,
@@ -205,7 +209,7 @@ def test_the_flagged_rows_warning_and_the_preset_in_the_csv(tmp_path, monkeypatc
     said = _cli(path, tmp_path, "--cluster", cluster)
     (flagged,) = [w for w in said.json["warnings"] if "data check" in w]
     assert sentence(flagged) in page.warnings
-    _assert_same(page, said)
+    _assert_same(page, said, refused=True)
 
 
 # --- odd logs, built from bundled 06a ------------------------------------------------------------
@@ -299,7 +303,7 @@ def test_an_odd_log_reads_the_same_on_the_page_and_in_the_cli(edit, said, tmp_pa
     assert said in cli_said.stderr, cli_said.stderr  # the CLI says it (tests/test_validate_qa9.py)
     shown = " ".join([page.caption, *page.warnings])
     assert said in shown or sentence(said)[:-1] in shown, shown
-    _assert_same(page, cli_said)
+    _assert_same(page, cli_said, refused=bool(given))
 
 
 def test_an_in_place_only_table_compares_its_in_place_rows_on_both(tmp_path, monkeypatch):

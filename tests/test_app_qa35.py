@@ -205,3 +205,24 @@ def test_cluster_sharp_box_says_what_it_changes(nodes, tail) -> None:
     assert said.endswith(tail), said
     off = open_page("page_cluster.py", {"cl_nodes": nodes})
     assert not any("SHARP" in c.value for c in off.caption)
+
+
+def test_validate_page_warns_when_no_preset_matches_the_log(tmp_path) -> None:
+    """``validate compare`` refuses a log of a GPU no preset has without ``--cluster``; the
+    page compared it on its default (dgx-h100) with only a grey caption. Now a warning says
+    so and names the box; a bundled run on its own preset gets no such warning."""
+    from costmodel.reference import reference_path
+
+    other = tmp_path / "a6000_allreduce.txt"  # bundled 13a with a GPU no preset has
+    other.write_text(reference_path("13a").read_text().replace("H100 80GB HBM3", "RTX A6000"))
+    warned = []
+    for path in (other, reference_path("13a")):
+        at = open_page("page_validate.py")
+        at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain"))
+        at.run()
+        assert_clean(at)
+        warned.append([_text(w.value) for w in at.warning if "No cluster preset" in _text(w.value)])
+    assert len(warned[0]) == 1, warned
+    assert "RTX A6000" in warned[0][0] and "compared on dgx-h100" in warned[0][0]
+    assert "'Cluster it ran on'" in warned[0][0]
+    assert warned[1] == [], warned[1]

@@ -536,7 +536,23 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
     fallback = socket_fallback(measured, cluster, text=_debug_text(raw, name))
     if fallback:  # one line, as validate compare
         notes([fallback], kind="warning", escape=True, icon=":material/warning:")
-    _facts_caption(read, cluster, _detected(raw, name), _bundled_preset(raw, name), default)
+    detected, bundled = _detected(raw, name), _bundled_preset(raw, name)
+    if cluster == default and detected is None and bundled is None:
+        # validate compare refuses such a log without --cluster; the page has the box and
+        # compares on its default, so it says so as a warning, not only in the grey caption
+        from costmodel.validation.compare import no_cluster_reason
+
+        notes(
+            [
+                f"No cluster preset matches this log ({no_cluster_reason(measured)}): it is "
+                f"compared on {cluster}, the page's default. Pick the cluster it ran on in "
+                "'Cluster it ran on'."
+            ],
+            kind="warning",
+            escape=True,
+            icon=":material/warning:",
+        )
+    _facts_caption(read, cluster, detected, bundled, default)
     if _ddp_only(measured, cluster, model, None):
         return
     with section("Comparison"):
