@@ -2017,19 +2017,25 @@ def _one_node(c: Any) -> tuple[Any, str]:
     slice of a node (``gpus_per_node`` below the node's) is calibrated on the whole node, as
     the fitted one-node steps ran: a 1-GPU step's compute is the fitted step's compute with the
     8-GPU node's communication taken out, not the whole fitted step (it was: 516 ms for one
-    H200 against 476 ms on eight; one H200 measured 407 ms, docs/gpu-checks.md)."""
+    H200 against 476 ms on eight; one H200 measured 407 ms, docs/gpu-checks.md). So is a
+    preset's cluster whose network was changed in code (its name and GPU the preset's, its
+    NVLink or NICs not): a what-if on the network, which leaves the compute as it is, so a
+    slower network only slows the step (calibrated on its own node, half the NVLink bandwidth
+    took more communication out of the compute, and llama-3.1-8b's ddp and fsdp steps on one
+    DGX H100 node came out 2.1 ms and 0.05 ms faster). A cluster of its own name is
+    calibrated on its own node: it is the hardware the fitted step is taken to run on."""
     hit = _ONE_NODE.get(id(c))
     if hit is None or hit[0] is not c:
         from .. import presets
 
         one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
-        if c.node.whole_node_gpus is not None:  # a slice: its preset's whole node, if named
-            try:
-                whole = presets.cluster(c.name, nodes=1, power_limit_w=c.gpu.power_limit_w)
-            except ValueError:  # a cluster built in code: its slice, as before
-                whole = one
-            if whole.node.gpus_per_node == c.node.whole_node_gpus and whole.gpu == c.gpu:
-                one = whole
+        try:  # a slice, or a network changed in code: the named preset's whole node
+            named = presets.cluster(c.name, nodes=1, power_limit_w=c.gpu.power_limit_w)
+        except ValueError:  # a cluster of its own name: its own node, as before
+            named = one
+        node_gpus = c.node.whole_node_gpus or c.node.gpus_per_node
+        if named.node.gpus_per_node == node_gpus and named.gpu == c.gpu:
+            one = named
         if len(_ONE_NODE) >= 64:
             _ONE_NODE.clear()
         hit = (c, one, one.model_dump_json())
