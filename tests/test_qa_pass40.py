@@ -52,6 +52,9 @@ def test_an_fp32_gradient_reduction_is_not_faster_than_bf16_on_fsdp() -> None:
         bf16 = _step("llama-3.1-8b", strategy="fsdp", nodes=nodes, grad_dtype="bf16")
         assert fp32.compute_s == bf16.compute_s  # one compute whatever the dtype
         assert fp32.step_time_s > bf16.step_time_s
+        # the recipe whose gradients are fp32 reduces them so: the same step
+        recipe = _step("llama-3.1-8b", strategy="fsdp", nodes=nodes, recipe="mixed-adam-fp32-grads")
+        assert recipe.step_time_s == fp32.step_time_s
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -170,7 +173,10 @@ def test_more_layers_parameters_or_sequence_never_make_the_step_faster(
 @given(data=st.data())
 def test_memory_never_lower_at_a_lower_zero_stage(data: st.DataObject) -> None:
     """ddp >= zero1 >= zero2 >= fsdp per GPU, the step's own memory, for an architecture with
-    its activations, every recipe and the communication dtypes."""
+    its activations, every recipe and gradient dtype. Gathers stay bf16: zero1's parameter
+    bucket in fp32 beside an optimizer of little state (sgd-momentum, 1e8 parameters on 576
+    GPUs) holds more than the sharding saves, so zero1 sits above ddp by the momentum's shard
+    (an open question of the ZeRO bucket model, docs/design.md 3.7, not tested here)."""
     kw = dict(
         cluster=data.draw(st.sampled_from(("dgx-h100", "dgx-a100")), "cluster"),
         nodes=data.draw(st.sampled_from((1, 2, 8)), "nodes"),
