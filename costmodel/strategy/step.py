@@ -2116,7 +2116,9 @@ def _calibrated_micro_s(
                         cluster=one,
                         nodes=1,
                         strategy="fsdp",
-                        **CALIBRATION_DTYPES,  # not the layout's: one compute for every dtype
+                        # not the layout's dtypes: one compute for every dtype
+                        param_dtype=CALIBRATION_DTYPES["param_dtype"],
+                        grad_dtype=CALIBRATION_DTYPES["grad_dtype"],
                         comm_contention=DEFAULT_COMM_CONTENTION,
                         recipe=recipe,
                         micro_batch=micro_batch,
