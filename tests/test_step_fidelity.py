@@ -90,7 +90,8 @@ def test_the_step_band_holds_with_its_fit_held_out(results):
     held = cov["group"]
     # goal 75-85 %, overall and on one node; achieved with both the scaling and the (pooled)
     # compute band fitted without the row's group 79.2 % (one node 76.5 %, beyond one node
-    # 84.6 %); in-sample 81.4 %
+    # 84.6 %); in-sample 81.7 % (81.4 % while the one-node calibration reduced in each row's
+    # own gradient dtype rather than in bf16 for every row)
     assert 0.78 <= held.mean() <= 0.85
     assert held[~multi].mean() >= 0.76 and held[multi].mean() >= 0.84
     assert 0.75 <= held[~multi].mean() <= 0.85
@@ -99,13 +100,14 @@ def test_the_step_band_holds_with_its_fit_held_out(results):
     assert cov["source"].mean() >= 0.78
     assert cov["family"].mean() >= 0.78
     assert all(0.75 <= cov[k].mean() <= 0.85 for k in ("in-sample", "group", "source", "family"))
-    # the scaling band alone held out changes nothing (81.4 %, as in-sample)
+    # the scaling band alone held out changes nothing (81.7 %, as in-sample)
     assert cov["group, scaling only"].mean() == pytest.approx(results["covers"], abs=0.01)
     # the compute band from the other groups' one-node step errors: pooled 77.9 % (one node
-    # 73.2 %); per GPU family (the band before, rejected) 55.2 %, one node 40.4 %
+    # 73.2 %); per GPU family (the band before, rejected) 54.9 %, one node 39.9 % (55.2 % and
+    # 40.4 % while the one-node calibration reduced in each row's own gradient dtype)
     assert cov["group, step, pooled"].mean() >= 0.77
     per_family = cov["group, step, per family"]
-    assert per_family.mean() >= 0.55 and per_family[~multi].mean() >= 0.40
+    assert per_family.mean() >= 0.54 and per_family[~multi].mean() >= 0.39
     assert per_family.mean() < held.mean() - 0.2
     # torchtitan's rows 82.4 % (its H100 group's held-out compute band is wide: the fits
     # without it and another group have no other hopper bf16 group); llm-foundry's 79.0 %

@@ -1022,9 +1022,8 @@ def _setup(
     uncalibrated: tuple[str, ...] = ()
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss,
-            precision,
-        )  # fmt: skip
+            ct, p, shape, c, recipe, micro_batch, sequence_length, model, sync_loss, precision
+        )
         peak = measured_peak_flops(c.gpu, precision)
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
             micro_s = ct.micro_s
@@ -1999,6 +1998,15 @@ def _calibrated_label(ct: ComputeTime, mfu: float, bare_count: bool = False) -> 
     )
 
 
+#: The communication dtypes of the one-node step the fitted compute is calibrated on
+#: (:func:`_calibrated_micro_s`), whatever the step asks: the step's defaults, bf16 gathers
+#: and bf16 gradient reductions (mixed-adam's gradients). bf16 gathers are what every fitted
+#: one-node run did; the reductions of those runs split between bf16 (llm-foundry's PURE, 106
+#: one-node rows) and fp32 (its DEFAULT and torchtitan, 107), so no one dtype is theirs and the
+#: step's default is taken. Fixed, so that a dtype moves the step by its bytes alone: an fp32
+#: reduction is never faster than a bf16 one.
+CALIBRATION_DTYPES: dict[str, str] = {"param_dtype": "bf16", "grad_dtype": "bf16"}
+
 _CALIBRATED: dict[tuple[Any, ...], float] = {}
 _ONE_NODE: dict[int, tuple[Any, Any, str]] = {}
 
@@ -2009,19 +2017,25 @@ def _one_node(c: Any) -> tuple[Any, str]:
     slice of a node (``gpus_per_node`` below the node's) is calibrated on the whole node, as
     the fitted one-node steps ran: a 1-GPU step's compute is the fitted step's compute with the
     8-GPU node's communication taken out, not the whole fitted step (it was: 516 ms for one
-    H200 against 476 ms on eight; one H200 measured 407 ms, docs/gpu-checks.md)."""
+    H200 against 476 ms on eight; one H200 measured 407 ms, docs/gpu-checks.md). So is a
+    preset's cluster whose network was changed in code (its name and GPU the preset's, its
+    NVLink or NICs not): a what-if on the network, which leaves the compute as it is, so a
+    slower network only slows the step (calibrated on its own node, half the NVLink bandwidth
+    took more communication out of the compute, and llama-3.1-8b's ddp and fsdp steps on one
+    DGX H100 node came out 2.1 ms and 0.05 ms faster). A cluster of its own name is
+    calibrated on its own node: it is the hardware the fitted step is taken to run on."""
     hit = _ONE_NODE.get(id(c))
     if hit is None or hit[0] is not c:
         from .. import presets
 
         one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
-        if c.node.whole_node_gpus is not None:  # a slice: its preset's whole node, if named
-            try:
-                whole = presets.cluster(c.name, nodes=1, power_limit_w=c.gpu.power_limit_w)
-            except ValueError:  # a cluster built in code: its slice, as before
-                whole = one
-            if whole.node.gpus_per_node == c.node.whole_node_gpus and whole.gpu == c.gpu:
-                one = whole
+        try:  # a slice, or a network changed in code: the named preset's whole node
+            named = presets.cluster(c.name, nodes=1, power_limit_w=c.gpu.power_limit_w)
+        except ValueError:  # a cluster of its own name: its own node, as before
+            named = one
+        node_gpus = c.node.whole_node_gpus or c.node.gpus_per_node
+        if named.node.gpus_per_node == node_gpus and named.gpu == c.gpu:
+            one = named
         if len(_ONE_NODE) >= 64:
             _ONE_NODE.clear()
         hit = (c, one, one.model_dump_json())
@@ -2046,7 +2060,6 @@ def _calibrated_micro_s(
     p: float,
     a: Any,
     c: Any,
-    layout: Layout,
     recipe: str,
     micro_batch: int,
     sequence_length: int,
@@ -2060,13 +2073,16 @@ def _calibrated_micro_s(
     once. The one-node step is taken at the default contention
     (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
     with): another ``c`` is a what-if on the network side and leaves the compute as it is.
-    So is the gather dtype: the one-node step gathers in bf16 (the step's default
-    ``param_dtype``), as every fitted one-node run did, whatever the layout asks (calibrated on
-    the layout's, an fp8 gather took back on one node the time it saved, and an fp32 gather
-    was as fast as bf16's). It reduces in the layout's ``grad_dtype``, each published run's own
-    (fp32 for llm-foundry's DEFAULT and torchtitan, bf16 for PURE), as the fidelity report
-    calibrates its rows (``step_fidelity._Engine.calibrate``). Fixed point (the step
-    increases with the compute), cached per one-node setting."""
+    So are the communication dtypes (:data:`CALIBRATION_DTYPES`): the one-node step gathers
+    and reduces in bf16, whatever the layout asks. The fitted efficiency is one compute for
+    every dtype a user may ask; calibrated on the layout's own, an fp8 gather took back on one
+    node the time it saved, an fp32 gather was as fast as bf16's, and an fp32 gradient
+    reduction came out faster than a bf16 one (llama-3.1-8b fsdp: 0.05 ms on one node, 0.003 ms
+    on four; the compute shrank by the extra reduction it had been calibrated with). A
+    measured one-node step (the fidelity report's scaling road,
+    ``step_fidelity._Engine.calibrate``) is calibrated in that run's own dtypes: it is that
+    run's compute. Fixed point (the step increases with the compute), cached per one-node
+    setting."""
     one, one_json = _one_node(c)
     key = (
         one_json,
@@ -2078,7 +2094,6 @@ def _calibrated_micro_s(
         micro_batch,
         sequence_length,
         model,
-        layout.grad_dtype,
         sync_loss,
         precision,
     )
@@ -2100,8 +2115,10 @@ def _calibrated_micro_s(
                         arch=a,
                         cluster=one,
                         nodes=1,
-                        strategy="fsdp",  # gathers in bf16, the default: the fitted runs'
-                        grad_dtype=layout.grad_dtype,
+                        strategy="fsdp",
+                        # not the layout's dtypes: one compute for every dtype
+                        param_dtype=CALIBRATION_DTYPES["param_dtype"],
+                        grad_dtype=CALIBRATION_DTYPES["grad_dtype"],
                         comm_contention=DEFAULT_COMM_CONTENTION,
                         recipe=recipe,
                         micro_batch=micro_batch,
