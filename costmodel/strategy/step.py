@@ -707,8 +707,10 @@ def _prepare_step(
         :func:`.memory.check_overheads` before anything is priced. ``memory`` and ``fits`` are
         :func:`.memory.strategy_memory` of the step's layout with them.
     """
-    if isinstance(params, str):  # a name, as training_memory("llama-2-7b") and ddp_step take it
-        params, arch = _named_params(params, arch)
+    from ..architecture import Architecture
+
+    if isinstance(params, (str, Architecture)):  # a name or the model itself, as
+        params, arch = _named_params(params, arch)  # training_memory("llama-2-7b") takes it
     c, layout = _resolve(
         params,
         arch=arch,
@@ -759,7 +761,7 @@ def _prepare_step(
 _FLAGS = ("no_sync", "flash_attention", "timeline", "band", "overlap")
 
 
-def _named_params(text: str, arch: Any) -> tuple[float | None, Any]:
+def _named_params(text: Any, arch: Any) -> tuple[float | None, Any]:
     """``(params, arch)`` for a ``params`` given as text: an architecture name or config.json
     path is the architecture (``strategy_step("llama-3.1-70b")``, as ``training_memory`` and
     ``ddp_step`` read their first argument); with ``arch=`` as well, its parameter count, so
@@ -776,7 +778,9 @@ def named_params(params: float | str | None, kwargs: dict[str, Any]) -> float | 
     """``params`` for a call that passes ``kwargs`` on to :func:`strategy_step` (the advisors):
     a name given as ``params`` moves to ``kwargs["arch"]`` (:func:`_named_params`), so what
     they decide by ``arch`` (recomputation, unit sizes) sees it."""
-    if not isinstance(params, str):
+    from ..architecture import Architecture
+
+    if not isinstance(params, (str, Architecture)):
         return params
     params, kwargs["arch"] = _named_params(params, kwargs.get("arch"))
     return params
@@ -2101,7 +2105,12 @@ def _calibrated_micro_s(
     if hit is not None:
         return hit
     micro = target = ct.micro_s
-    if int(one.ranks) > 1:
+    from .._limits import LIMITS
+
+    # a compute past a measured compute time's range (1e6 s: a sequence of 1e8) is not
+    # calibrated: its step is refused by the step-time limit, in the words of what was typed,
+    # not as a compute_time_s nobody gave
+    if int(one.ranks) > 1 and LIMITS["compute_time"].holds(micro):
         for _ in range(4):
             try:
                 # an internal one-node step: a calibration's warning about its level (one fitted
