@@ -104,10 +104,11 @@ DEFAULT_LOSS = "fp32"
 backward (torchtitan's train step since 2024-06)."""
 
 
-def arch_of_params_text(text: str) -> Architecture:
-    """The architecture a ``params`` argument names (``training_memory("llama-2-7b")``); a count
-    written as text (``"7B"``, which ``Scenario`` reads) is refused naming ``params`` and the
-    number it means, not as an unknown architecture.
+def arch_of_params_text(text: str | Architecture) -> Architecture:
+    """The architecture a ``params`` argument names (``training_memory("llama-2-7b")``) or is
+    (``strategy_step(cm.load_arch("llama-3.1-8b"))``: the object stands where its name does); a
+    count written as text (``"7B"``, which ``Scenario`` reads) is refused naming ``params`` and
+    the number it means, not as an unknown architecture.
 
     >>> arch_of_params_text("llama-2-7b").params
     6738415616
@@ -116,6 +117,8 @@ def arch_of_params_text(text: str) -> Architecture:
     ...
     ValueError: params: '7B' is neither a number nor an architecture name; the API takes numbers in SI units: params=7e+09 (cm.parse_count('7B'))
     """
+    if isinstance(text, Architecture):
+        return text
     try:
         return load_arch(text)
     except ValueError:

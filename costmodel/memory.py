@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from fractions import Fraction
@@ -692,11 +693,18 @@ def training_memory(
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
     recompute, loss = choice_name(recompute), choice_name(loss)  # any case, as the CLI reads
-    if isinstance(params, str):
+    # an Architecture object exists only once its module is loaded: a count does not load it
+    # (the formula API's import budget)
+    arch_module = sys.modules.get("costmodel.architecture")
+    if isinstance(params, str) or (
+        arch_module is not None and isinstance(params, arch_module.Architecture)
+    ):
+        # a name or an Architecture stands for the model; beside ``arch=`` it is its count, so
+        # two different models are refused (resolve_params: "not both"), as strategy_step does
         from .architecture import arch_of_params_text
 
-        arch = arch_of_params_text(params) if arch is None else arch
-        params = None
+        named = arch_of_params_text(params)
+        params, arch = (None, named) if arch is None else (float(named.params), arch)
     note = ""
     if arch is not None:
         from .architecture import resolve_params

@@ -193,7 +193,9 @@ def strategy_memory(
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
-    if isinstance(params, str) and not _numeric_text(params):
+    from ..architecture import Architecture
+
+    if isinstance(params, Architecture) or (isinstance(params, str) and not _numeric_text(params)):
         # a name, as strategy_step("llama-3.1-8b") and training_memory read it ("7e9" stays
         # a count)
         from ..architecture import arch_of_params_text
