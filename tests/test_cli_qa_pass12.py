@@ -1,0 +1,69 @@
+"""CLI findings of pass 12 (an option given twice, a memory that does not fit said first):
+each test failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from ._cli import one_line_error, run
+
+_LINK = ("--ranks", "64", "--bandwidth", "50GB/s")
+_ONE_LINK_STEP = ("step", "--params", "7B", "--compute-time", "400ms", *_LINK)
+
+
+# --- an option given twice with two values is refused, not the last one kept ------------------
+@pytest.mark.parametrize(
+    ("command", "fragments"),
+    [
+        (
+            ("collective", "all_reduce", "-s", "14GB", *_LINK, "--ranks", "32"),
+            ("--ranks: given twice (64, then 32)",),
+        ),
+        (
+            (*_ONE_LINK_STEP, "--no-sync", "--sync"),
+            ("--no-sync, --sync: given both",),
+        ),
+        (
+            ("step", "--arch", "llama-3.1-8b", "--seq", "4096", "--sequence-length", "8192"),
+            ("--seq/--sequence-length: given twice (4096, then 8192)",),
+        ),
+        (
+            ("scenario", "--params", "7B", "--vs", "nodes=2", "--vs", "zero_stage=3"),
+            ("--vs: given twice (nodes=2, then zero_stage=3)", "--vs 'nodes=2,zero_stage=3'"),
+        ),
+        (
+            (
+                "sweep",
+                "--set",
+                "preset=dgx-h100",
+                "--set",
+                "size=1GB",
+                "-o",
+                "nowhere/a.csv",
+                "-onowhere/b.csv",
+            ),
+            ("-o: given twice (nowhere/a.csv, then nowhere/b.csv)",),
+        ),
+        (
+            ("train", "--params", "7B", "--tokens", "1T", "--nodes=2", "--nodes", "4"),
+            ("--nodes: given twice (2, then 4)",),
+        ),
+    ],
+    ids=["collective", "flag-pair", "spellings", "scenario-vs", "sweep-output", "train"],
+)
+def test_an_option_given_twice_with_two_values_is_refused(command, fragments):
+    one_line_error(run(*command), *fragments)
+
+
+def test_an_option_repeated_with_its_value_or_a_repeatable_one_is_answered():
+    # the same value twice asks one thing; --size is a list
+    r = run("collective", "all_reduce", "-s", "14GB", "-s", "1GB", *_LINK, "--ranks", "64")
+    assert r.exit_code == 0, r.stderr
+    assert "14 GB" in r.stdout and "1 GB" in r.stdout
+
+
+def test_help_is_answered_beside_an_option_given_twice():
+    r = run("step", "--nodes", "1", "--nodes", "2", "--help")
+    assert r.exit_code == 0, r.stderr
+    assert "Usage:" in r.stdout
+
