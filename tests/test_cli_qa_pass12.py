@@ -67,3 +67,35 @@ def test_help_is_answered_beside_an_option_given_twice():
     assert r.exit_code == 0, r.stderr
     assert "Usage:" in r.stdout
 
+
+# --- a memory that does not fit is said first, on every road to the verdict -------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("memory", "--params", "7B", "--gpu-memory", "80GB", "--ranks", "1"),
+        ("memory", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--activations", "100GB"),
+        ("memory", "--arch", "llama-3.1-70b", "--cluster", "dgx-h100", "--ranks", "12"),
+    ],
+    ids=["gpu-memory", "activations", "ranks-not-whole-nodes"],
+)
+def test_memory_that_does_not_fit_says_so_first(command):
+    r = run(*command)
+    assert r.exit_code == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("DOES NOT FIT: "), r.stdout
+    assert " per GPU > " in first and "(ddp)" in first
+
+
+def test_memory_that_fits_has_no_warning():
+    r = run("memory", "--params", "1B", "--gpu-memory", "80GB", "--ranks", "1")
+    assert r.exit_code == 0, r.stderr
+    assert "FIT" not in r.stdout
+
+
+def test_memory_strategy_all_says_nothing_fits_before_its_table():
+    r = run("memory", "--arch", "llama-3.1-70b", "--strategy", "all", "--cluster", "dgx-h100")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1] == "NOTHING FITS: every layout needs more memory than the GPU has"
+    fits = run("memory", "--arch", "llama-3.1-8b", "--strategy", "all", "--cluster", "dgx-h100")
+    assert "NOTHING FITS" not in fits.stdout

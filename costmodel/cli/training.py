@@ -751,6 +751,11 @@ def memory(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+    elif capacity is not None and not result["fits"]:
+        # said first, as the advisor's warning is (--gpu-memory, --activations or ranks that
+        # are not whole nodes of --cluster give no changes to try): in its words
+        over, card = units.format_bytes_pair(total, capacity)
+        typer.echo(f"DOES NOT FIT: {over} per GPU > {card} ({result['layout']})")
     extra = ("buckets_bytes", "gathered_units_bytes")  # shown when the layout holds them
     rows = [  # the parts in words, as the Memory page's bar names them
         (PART_LABELS.get(k, k.removesuffix("_bytes")), units.format_bytes(v))
@@ -867,6 +872,8 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
         f"{axes['preset']}{where} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): "
         "every layout `step --strategy all` ranks, memory per GPU"
     )
+    if not any(r["fits"] for r in rows):  # said first, as `step --strategy all` says it
+        typer.echo("NOTHING FITS: every layout needs more memory than the GPU has")
     notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
     if notes:
         typer.echo(cli_words(notes[0]))
