@@ -48,8 +48,12 @@ _ONE_LINK_STEP = ("step", "--params", "7B", "--compute-time", "400ms", *_LINK)
             ("train", "--params", "7B", "--tokens", "1T", "--nodes=2", "--nodes", "4"),
             ("--nodes: given twice (2, then 4)",),
         ),
+        (  # a command of a sub-group
+            ("presets", "show", "dgx-h100", "--nodes", "1", "--nodes", "2"),
+            ("--nodes: given twice (1, then 2)",),
+        ),
     ],
-    ids=["collective", "flag-pair", "spellings", "scenario-vs", "sweep-output", "train"],
+    ids=["collective", "flag-pair", "spellings", "scenario-vs", "sweep-output", "train", "sub"],
 )
 def test_an_option_given_twice_with_two_values_is_refused(command, fragments):
     one_line_error(run(*command), *fragments)

@@ -669,9 +669,10 @@ def repeated_option_refusal(command: Any, args: Sequence[str]) -> str | None:
     return None
 
 
-class _Group(TyperGroup):
-    """The top-level group: turns every usage or input error into exit 2 and one line, and a
-    reader that stopped reading (a closed pipe) into a quiet exit 0."""
+class _CommandsGroup(TyperGroup):
+    """A group whose commands refuse an option given twice with two values
+    (:func:`repeated_option_refusal`): the top level and ``presets``, ``validate``,
+    ``validate nccl-tests``."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         # an option given twice with two values is refused before click keeps the last one
@@ -681,6 +682,11 @@ class _Group(TyperGroup):
             if refusal is not None:
                 raise ValueError(refusal)
         return name, command, rest
+
+
+class _Group(_CommandsGroup):
+    """The top-level group: turns every usage or input error into exit 2 and one line, and a
+    reader that stopped reading (a closed pipe) into a quiet exit 0."""
 
     def invoke(self, ctx: Any) -> Any:
         # every command runs inside this call: a write to a stdout whose reader has gone
@@ -766,16 +772,19 @@ app = typer.Typer(
 )
 presets_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="List and show hardware presets, and the schema of a preset file.",
     no_args_is_help=True,
 )
 validate_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="Measure (nccl-tests, torch) and compare with the model.",
     no_args_is_help=True,
 )
 nccl_tests_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="Run nccl-tests binaries and keep their parsed rows.",
     no_args_is_help=True,
 )
