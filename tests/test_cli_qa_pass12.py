@@ -103,3 +103,43 @@ def test_memory_strategy_all_says_nothing_fits_before_its_table():
     assert lines[1] == "NOTHING FITS: every layout needs more memory than the GPU has"
     fits = run("memory", "--arch", "llama-3.1-8b", "--strategy", "all", "--cluster", "dgx-h100")
     assert "NOTHING FITS" not in fits.stdout
+
+
+# --- a unit typed in the wrong case: the spelling meant is said, never read in its place ------
+@pytest.mark.parametrize(
+    ("command", "typed", "meant"),
+    [
+        (
+            ("collective", "all_reduce", "--ranks", "2", "--bandwidth", "50GB/s", "-s"),
+            "14gib",
+            "14GiB",
+        ),
+        (
+            ("collective", "all_reduce", "--ranks", "2", "--bandwidth", "50GB/s", "-s"),
+            "14 gb",
+            "14 GB",
+        ),
+        (
+            ("collective", "all_reduce", "-s", "1GB", "--ranks", "2", "--bandwidth"),
+            "50GB/S",
+            "50GB/s",
+        ),
+        (
+            ("collective", "all_reduce", "-s", "1GB", "--ranks", "2", "--bandwidth"),
+            "400gbps",
+            "400Gbps",
+        ),
+        ((*_ONE_LINK_STEP[:3], *_LINK, "--compute-time"), "400MS", "400ms"),
+        (("memory", "--params", "7B", "--ranks", "1", "--gpu-memory"), "80gb", "80GB"),
+        (("sweep", "--set", "preset=dgx-h100", "--set"), "size=1gib", "1GiB"),
+    ],
+)
+def test_a_unit_in_the_wrong_case_is_refused_with_the_spelling_meant(command, typed, meant):
+    one_line_error(run(*command, typed), f"did you mean '{meant}'? units are case-sensitive")
+
+
+def test_a_size_in_bits_is_still_refused_as_bits_and_no_case_is_guessed_for_nonsense():
+    line = one_line_error(run("collective", "all_reduce", "-s", "14Gb", *_LINK))
+    assert "in bits" in line and "did you mean" not in line
+    line = one_line_error(run("collective", "all_reduce", "-s", "14XB", *_LINK))
+    assert "expected a number with a unit" in line and "did you mean" not in line
