@@ -143,3 +143,20 @@ def test_a_size_in_bits_is_still_refused_as_bits_and_no_case_is_guessed_for_nons
     assert "in bits" in line and "did you mean" not in line
     line = one_line_error(run("collective", "all_reduce", "-s", "14XB", *_LINK))
     assert "expected a number with a unit" in line and "did you mean" not in line
+
+
+# --- batch --rule without a learning rate to scale is refused, not ignored ---------------------
+def test_batch_rule_without_base_lr_is_refused():
+    one_line_error(
+        run("batch", "--local", "1", "--ranks", "2", "--global", "4", "--rule", "linear"),
+        "--rule: scales a tuned learning rate; give --base-lr",
+    )
+
+
+def test_batch_rule_default_is_still_sqrt():
+    base = ("batch", "--local", "1", "--ranks", "2", "--global", "4", "--base-lr", "1e-3")
+    plain = run(*base, "--base-batch", "2", "--json")
+    sqrt = run(*base, "--base-batch", "2", "--rule", "sqrt", "--json")
+    assert plain.exit_code == 0 and sqrt.exit_code == 0, plain.stderr + sqrt.stderr
+    assert plain.stdout == sqrt.stdout
+    assert '"rule": "sqrt"' in plain.stdout

@@ -982,11 +982,12 @@ def batch(
         str | None, typer.Option(help="Global batch the LR was tuned at, in tokens: 1M.")
     ] = None,
     rule: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet)."
+            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet), "
+            "with --base-lr.  [default: sqrt]"
         ),
-    ] = "sqrt",
+    ] = None,
     critical_batch: Annotated[
         str | None,
         typer.Option(
@@ -1018,6 +1019,8 @@ def batch(
     """
     from .. import batch as bt
 
+    rule_given = rule is not None  # a rule scales the tuned LR: given without one, refused
+    rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
     if cluster is not None and nodes is None:
@@ -1106,6 +1109,11 @@ def batch(
                                 + bt.CRITICAL_BATCH_CITATION))  # fmt: skip
     elif any(x is not None for x in (base_batch, base_tokens, critical_batch)):
         raise ValueError("--base-lr: give the tuned learning rate to scale")
+    elif rule_given:  # it was ignored: no LR to scale
+        raise ValueError(
+            "--rule: scales a tuned learning rate; give --base-lr with --base-batch or "
+            "--base-tokens"
+        )
     if as_json:
         _print_json(data)
         return
