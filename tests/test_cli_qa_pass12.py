@@ -160,3 +160,20 @@ def test_batch_rule_default_is_still_sqrt():
     assert plain.exit_code == 0 and sqrt.exit_code == 0, plain.stderr + sqrt.stderr
     assert plain.stdout == sqrt.stdout
     assert '"rule": "sqrt"' in plain.stdout
+
+
+# --- a sweep range past its axis's limit names the range typed, not a value never typed --------
+@pytest.mark.parametrize(
+    ("axis", "value"),
+    [
+        ("nodes=1..2000000x2", "1,048,576"),
+        ("size=1GB..64TiB x2", "32,768,000,000,000"),
+        ("mfu=0.1..2x2", "1.6"),
+    ],
+)
+def test_a_sweep_range_past_its_limit_is_named_as_typed(axis, value):
+    kind = ("--kind", "step", "--set", "arch=llama-3.1-8b") if axis.startswith("mfu") else ()
+    size = () if kind or axis.startswith("size") else ("--set", "size=1GB")
+    r = run("sweep", *kind, "--set", "preset=dgx-h100", *size, "--set", axis, "--no-progress")
+    name, typed = axis.split("=", 1)
+    one_line_error(r, f"--set {name}: must be ", f"got {typed!r} (its value {value} is not)")
