@@ -177,3 +177,10 @@ def test_a_sweep_range_past_its_limit_is_named_as_typed(axis, value):
     r = run("sweep", *kind, "--set", "preset=dgx-h100", *size, "--set", axis, "--no-progress")
     name, typed = axis.split("=", 1)
     one_line_error(r, f"--set {name}: must be ", f"got {typed!r} (its value {value} is not)")
+
+
+# --- step --strategy all beside one ZeRO stage is refused, as memory's and the sweep's are ----
+@pytest.mark.parametrize("typed", ["--zero", "--zero-stage"])
+def test_step_strategy_all_with_a_zero_stage_is_refused(typed):
+    r = run("step", "--arch", "llama-3.1-8b", "--strategy", "all", typed, "1")
+    one_line_error(r, f"{typed} 1: --strategy all ranks every layout", "not both")

@@ -280,6 +280,11 @@ def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = Tr
     if st not in (*STRATEGIES, *(("all",) if allow_all else ())):
         raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=allow_all))
     # --zero's default 0 cannot be told from a typed 0: it reads as no stage given
+    if st == "all" and zero:  # one stage beside every layout ranked: it would be ignored
+        raise ValueError(
+            f"--zero {zero}: --strategy all ranks every layout (ddp 0, zero1 1, zero2 2, fsdp "
+            "and hsdp 3); give --strategy all or --zero, not both"
+        )
     if st != "all" and not stage_agrees(st, zero or None):
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
     return st
