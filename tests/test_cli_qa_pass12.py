@@ -184,3 +184,28 @@ def test_a_sweep_range_past_its_limit_is_named_as_typed(axis, value):
 def test_step_strategy_all_with_a_zero_stage_is_refused(typed):
     r = run("step", "--arch", "llama-3.1-8b", "--strategy", "all", typed, "1")
     one_line_error(r, f"{typed} 1: --strategy all ranks every layout", "not both")
+
+
+# --- whole steps that train far more tokens than asked are said, on every road --------------
+_FEW = ("--arch", "llama-3.1-8b", "--strategy", "fsdp", "--tokens", "1000")
+_WHOLE = "steps are whole: 1 step of 32,768 tokens trains 32,768 tokens, 32.8x the 1,000 asked"
+
+
+@pytest.mark.parametrize("command", ["train", "scenario"])
+def test_tokens_under_one_step_are_said_to_train_a_whole_step(command):
+    r = run(command, *_FEW)
+    assert r.exit_code == 0, r.stderr
+    assert f"note: {_WHOLE}" in r.stdout
+
+
+def test_the_sweep_row_says_the_whole_step_too():
+    r = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", "arch=llama-3.1-8b",
+            "--set", "strategy=fsdp", "--tokens", "1000", "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert _WHOLE in r.stdout
+
+
+def test_a_long_run_s_last_partial_step_is_not_noted():
+    r = run("train", "--arch", "llama-3.1-8b", "--strategy", "fsdp", "--tokens", "1T")
+    assert r.exit_code == 0, r.stderr
+    assert "steps are whole" not in r.stdout

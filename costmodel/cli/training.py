@@ -2569,6 +2569,8 @@ def _side_costs(
 
 def _cost_text(costs: dict[str, Any]) -> str:
     """The time-and-cost rows of one or two sides, with each price's date."""
+    from ..training import whole_steps_note
+
     sides = [k for k in ("A", "B") if k in costs]
     two = len(sides) > 1  # one configuration: no "A" that names a comparison there is not
     rows = [("time and cost to train", *(sides if two else [""]))]
@@ -2645,6 +2647,10 @@ def _cost_text(costs: dict[str, Any]) -> str:
             lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
             lines.append(f"warning{f' ({k})' if two else ''}: {cli_words(c.price_warning)}")
+        # the cost's own note of whole steps past the tokens asked (its model-size notes are
+        # the scenario's, said with them)
+        for n in whole_steps_note(c.tokens, c.steps, c.tokens_per_step):
+            lines.append(f"note{f' ({k})' if two else ''}: {n}")
     if "no_price" in costs:
         lines.append(f"note: {costs['no_price']}")
     if "B_price" in costs:
