@@ -121,6 +121,29 @@ LARGE_MODEL_PARAMS = 65e9
 production runs add tensor and pipeline parallelism, which is not modelled."""
 
 
+def whole_steps_note(tokens: float, steps: int, tokens_per_step: float) -> list[str]:
+    """The note of whole steps that train over 1% more tokens than asked, else none.
+
+    Steps are whole, ``n = ceil(D / T_step)``, so ``n T_step >= D``: 1,000 tokens at 32,768
+    per step are one step of 32,768 tokens, and the time and cost are that step's. Said where
+    the excess passes 1% of ``D`` (a batch that is a sizable part of the run), not for the
+    last partial step of a long run.
+
+    >>> whole_steps_note(1000, 1, 32768)[0][:60]
+    'steps are whole: 1 step of 32,768 tokens trains 32,768 token'
+    >>> whole_steps_note(2e12, 476838, 4194304)
+    []
+    """
+    trained = steps * tokens_per_step
+    if trained <= 1.01 * tokens:
+        return []
+    return [
+        f"steps are whole: {steps:,} step{'' if steps == 1 else 's'} of "
+        f"{tokens_per_step:,.0f} tokens train{'s' if steps == 1 else ''} {trained:,.0f} tokens, "
+        f"{trained / tokens:.3g}x the {tokens:,.0f} asked; the time and cost are for those steps"
+    ]
+
+
 def scale_notes(params: float) -> list[str]:
     """What the answer leaves out at this model size (empty below :data:`LARGE_MODEL_PARAMS`).
 
@@ -808,7 +831,7 @@ def training_cost(
         price_warning=warning,
         price=price_name,
         price_terms=terms,
-        notes=tuple(scale_notes(params)) if params is not None else (),
+        notes=(*(scale_notes(params) if params is not None else ()), *whole_steps_note(d, n, per)),
         flops_per_token=c_tok,
         mfu=mfu,
     )

@@ -105,12 +105,67 @@ def _bad(what: str, text: object, examples: str) -> ValueError:
     )
 
 
+def case_spelling(
+    pattern: re.Pattern[str],
+    text: str,
+    keep: str = "",
+    refused: Callable[[re.Match[str]], bool] | None = None,
+) -> str | None:
+    """The spelling of ``text`` that ``pattern`` reads with the fewest letters of its unit in
+    the other case (``'14GIB'`` -> ``'14GiB'``, ``'50GB/S'`` -> ``'50GB/s'``), or None: units
+    are case-sensitive (``M`` mega, ``m`` milli; ``b`` a bit, ``B`` a byte), so a unit typed
+    in the wrong case is refused and this spelling said beside it, never read in its place.
+    The letters of ``keep`` are not changed (a rate's ``b``/``B``: bits or bytes is the user's
+    to say); a match ``refused`` says is skipped (a size in bits).
+
+    >>> case_spelling(_BYTES_RE, "14gib", refused=_in_bits), case_spelling(_BYTES_RE, "8x")
+    ('14GiB', None)
+    >>> case_spelling(_RATE_RE, "50GB/S", keep="bB"), case_spelling(_DURATION_RE, "400MS")
+    ('50GB/s', '400ms')
+    """
+    m = re.match(_NUMBER, text)
+    if m is None:
+        return None
+    number, unit = text[: m.end()], text[m.end() :]
+    letters = [i for i, c in enumerate(unit) if c.swapcase() != c and c not in keep]
+    if not letters or len(letters) > 8:  # at most 255 spellings to try
+        return None
+    best: tuple[int, str] | None = None
+    for mask in range(1, 2 ** len(letters)):
+        chars = list(unit)
+        for j, i in enumerate(letters):
+            if mask >> j & 1:
+                chars[i] = chars[i].swapcase()
+        spelled = number + "".join(chars)
+        found = pattern.fullmatch(spelled)
+        if found is None or (refused is not None and refused(found)):
+            continue
+        flips = bin(mask).count("1")
+        if best is None or flips < best[0]:
+            best = (flips, spelled)
+    return None if best is None else best[1]
+
+
+def _in_bits(m: re.Match[str]) -> bool:
+    """A size's match whose unit is a bit (refused: sizes are bytes)."""
+    return m["unit"] in ("b", "bit", "bits")
+
+
+#: how each quantity's unit may be respelled in the other case (:func:`case_spelling`)
+_CASE_RULES: dict[re.Pattern[str], dict[str, Any]] = {
+    _BYTES_RE: {"refused": _in_bits},  # '14gb' is meant as bytes: sizes are
+    _RATE_RE: {"keep": "bB"},  # '50gb/s' could be either: its b or B is kept
+    _DURATION_RE: {},
+}
+
+
 def _match(
     pattern: re.Pattern[str], text: object, what: str, examples: str, thousands: str | None = None
 ) -> re.Match[str]:
     """Match the whole of ``text`` (stripped) against ``pattern``, or raise ValueError; a
     quantity read in ``thousands`` (``""`` a count, ``"B"`` a size) says how to write a number
-    given with comma thousands (``'1,000'``: :func:`comma_thousands`)."""
+    given with comma thousands (``'1,000'``: :func:`comma_thousands`), and a unit typed in the
+    wrong case (``'14GIB'``) the spelling meant (:func:`case_spelling`), never read as it."""
     if not isinstance(text, str):
         raise TypeError(f"{what}: expected a number or a string, got {type(text).__name__}")
     s = text.strip()
@@ -123,6 +178,12 @@ def _match(
     if m is None:
         if thousands is not None and (hint := comma_thousands(s, thousands)):
             raise ValueError(f"{what}: cannot parse {text!r}; a comma groups no digits: {hint}")
+        rule = _CASE_RULES.get(pattern)
+        if rule is not None and (spelled := case_spelling(pattern, s, **rule)):
+            raise ValueError(
+                f"{what}: cannot parse {text!r}; did you mean {spelled!r}? units are "
+                f"case-sensitive, e.g. {examples}"
+            )
         raise _bad(what, text, examples)
     return m
 

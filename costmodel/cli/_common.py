@@ -597,7 +597,94 @@ def _say_warnings() -> None:
             return
 
 
-class _Group(TyperGroup):
+def repeated_option_refusal(command: Any, args: Sequence[str]) -> str | None:
+    """The refusal of an option given twice with two values on one command line, or None.
+
+    click keeps the last value of an option that takes one, so ``--nodes 2 --nodes 4`` priced
+    4 nodes and ``scenario --vs nodes=2 --vs zero_stage=3`` compared only ZeRO-3, each
+    silently; ``--no-sync --sync`` kept ``--sync``. A repeatable option (``--size``, ``--set``)
+    is a list and not checked; the same value twice (``--json --json``) asks one thing. The
+    spellings of one option (``--seq`` and ``--sequence-length``, a flag's ``--x/--no-x``)
+    are one option. ``args`` are the command's own arguments, as click will parse them.
+
+    >>> import click
+    >>> cmd = click.Command("c", params=[click.Option(["--nodes", "-n"], type=int),
+    ...     click.Option(["--sync/--no-sync"])])
+    >>> repeated_option_refusal(cmd, ["--nodes", "2", "-n4"])
+    '--nodes/-n: given twice (2, then 4); give it once'
+    >>> repeated_option_refusal(cmd, ["--no-sync", "--sync"])
+    '--no-sync, --sync: given both; give one of them'
+    >>> repeated_option_refusal(cmd, ["--nodes=2", "--nodes", "2"]) is None
+    True
+    """
+    names: dict[str, tuple[Any, bool]] = {}  # spelling -> (option, the flag's value if a flag)
+    for param in getattr(command, "params", ()):
+        # an option of click's or of the click that typer carries (not one class)
+        if getattr(param, "param_type_name", "") != "option" or param.multiple or param.count:
+            continue
+        for name in param.opts:
+            names[name] = (param, True)
+        for name in param.secondary_opts:
+            names[name] = (param, False)
+    head = list(args)[: list(args).index("--")] if "--" in args else list(args)
+    if "-h" in head or "--help" in head:
+        return None  # the help is asked for: it answers, whatever else is typed
+    seen: dict[int, tuple[str, str]] = {}  # id(option) -> (the spelling typed, its value)
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            break
+        if not token.startswith("-") or token in ("-", "-h", "--help"):
+            continue
+        spelling, value = token, None
+        if token.startswith("--") and "=" in token:
+            spelling, value = token.split("=", 1)
+        elif not token.startswith("--") and token[:2] in names and len(token) > 2:
+            spelling, value = token[:2], token[2:]  # -ofile.csv
+        if spelling not in names:
+            continue
+        param, flag_value = names[spelling]
+        if param.is_flag:
+            value = str(flag_value)
+        elif value is None:
+            if i >= len(args):
+                break  # click says the value is missing
+            value = args[i]
+            i += 1
+        before = seen.get(id(param))
+        if before is None:
+            seen[id(param)] = (spelling, value)
+            continue
+        if before[1] == value:
+            continue
+        if param.is_flag:
+            return f"{before[0]}, {spelling}: given both; give one of them"
+        name = spelling if spelling == before[0] else f"{before[0]}/{spelling}"
+        hint = "give it once"
+        if spelling == "--vs":  # scenario's changes: all of them in the one --vs
+            hint = f"give every change in one --vs: --vs '{before[1]},{value}'"
+        return f"{name}: given twice ({before[1]}, then {value}); {hint}"
+    return None
+
+
+class _CommandsGroup(TyperGroup):
+    """A group whose commands refuse an option given twice with two values
+    (:func:`repeated_option_refusal`): the top level and ``presets``, ``validate``,
+    ``validate nccl-tests``."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # an option given twice with two values is refused before click keeps the last one
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not hasattr(command, "list_commands"):
+            refusal = repeated_option_refusal(command, rest)
+            if refusal is not None:
+                raise ValueError(refusal)
+        return name, command, rest
+
+
+class _Group(_CommandsGroup):
     """The top-level group: turns every usage or input error into exit 2 and one line, and a
     reader that stopped reading (a closed pipe) into a quiet exit 0."""
 
@@ -685,16 +772,19 @@ app = typer.Typer(
 )
 presets_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="List and show hardware presets, and the schema of a preset file.",
     no_args_is_help=True,
 )
 validate_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="Measure (nccl-tests, torch) and compare with the model.",
     no_args_is_help=True,
 )
 nccl_tests_app = typer.Typer(
     rich_markup_mode=None,
+    cls=_CommandsGroup,
     help="Run nccl-tests binaries and keep their parsed rows.",
     no_args_is_help=True,
 )

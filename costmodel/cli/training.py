@@ -280,6 +280,11 @@ def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = Tr
     if st not in (*STRATEGIES, *(("all",) if allow_all else ())):
         raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=allow_all))
     # --zero's default 0 cannot be told from a typed 0: it reads as no stage given
+    if st == "all" and zero:  # one stage beside every layout ranked: it would be ignored
+        raise ValueError(
+            f"--zero {zero}: --strategy all ranks every layout (ddp 0, zero1 1, zero2 2, fsdp "
+            "and hsdp 3); give --strategy all or --zero, not both"
+        )
     if st != "all" and not stage_agrees(st, zero or None):
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
     return st
@@ -751,6 +756,11 @@ def memory(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+    elif capacity is not None and not result["fits"]:
+        # said first, as the advisor's warning is (--gpu-memory, --activations or ranks that
+        # are not whole nodes of --cluster give no changes to try): in its words
+        over, card = units.format_bytes_pair(total, capacity)
+        typer.echo(f"DOES NOT FIT: {over} per GPU > {card} ({result['layout']})")
     extra = ("buckets_bytes", "gathered_units_bytes")  # shown when the layout holds them
     rows = [  # the parts in words, as the Memory page's bar names them
         (PART_LABELS.get(k, k.removesuffix("_bytes")), units.format_bytes(v))
@@ -867,6 +877,8 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
         f"{axes['preset']}{where} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): "
         "every layout `step --strategy all` ranks, memory per GPU"
     )
+    if not any(r["fits"] for r in rows):  # said first, as `step --strategy all` says it
+        typer.echo("NOTHING FITS: every layout needs more memory than the GPU has")
     notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
     if notes:
         typer.echo(cli_words(notes[0]))
@@ -975,11 +987,12 @@ def batch(
         str | None, typer.Option(help="Global batch the LR was tuned at, in tokens: 1M.")
     ] = None,
     rule: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet)."
+            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet), "
+            "with --base-lr.  [default: sqrt]"
         ),
-    ] = "sqrt",
+    ] = None,
     critical_batch: Annotated[
         str | None,
         typer.Option(
@@ -1011,6 +1024,8 @@ def batch(
     """
     from .. import batch as bt
 
+    rule_given = rule is not None  # a rule scales the tuned LR: given without one, refused
+    rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
     if cluster is not None and nodes is None:
@@ -1099,6 +1114,11 @@ def batch(
                                 + bt.CRITICAL_BATCH_CITATION))  # fmt: skip
     elif any(x is not None for x in (base_batch, base_tokens, critical_batch)):
         raise ValueError("--base-lr: give the tuned learning rate to scale")
+    elif rule_given:  # it was ignored: no LR to scale
+        raise ValueError(
+            "--rule: scales a tuned learning rate; give --base-lr with --base-batch or "
+            "--base-tokens"
+        )
     if as_json:
         _print_json(data)
         return
@@ -2549,6 +2569,8 @@ def _side_costs(
 
 def _cost_text(costs: dict[str, Any]) -> str:
     """The time-and-cost rows of one or two sides, with each price's date."""
+    from ..training import whole_steps_note
+
     sides = [k for k in ("A", "B") if k in costs]
     two = len(sides) > 1  # one configuration: no "A" that names a comparison there is not
     rows = [("time and cost to train", *(sides if two else [""]))]
@@ -2625,6 +2647,10 @@ def _cost_text(costs: dict[str, Any]) -> str:
             lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
             lines.append(f"warning{f' ({k})' if two else ''}: {cli_words(c.price_warning)}")
+        # the cost's own note of whole steps past the tokens asked (its model-size notes are
+        # the scenario's, said with them)
+        for n in whole_steps_note(c.tokens, c.steps, c.tokens_per_step):
+            lines.append(f"note{f' ({k})' if two else ''}: {n}")
     if "no_price" in costs:
         lines.append(f"note: {costs['no_price']}")
     if "B_price" in costs:

@@ -1322,6 +1322,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
                 notes.append(cost.billing_note)
             if cost.price_warning:
                 notes.append(cost.price_warning)
+            notes.extend(cost.notes)  # whole steps past the tokens asked, as train says it
             if r is not None and not r["fits"]:
                 notes.append(
                     "does not fit in GPU memory: the time and cost of a configuration that "

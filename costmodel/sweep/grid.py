@@ -526,8 +526,31 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
         out = [int(round(v)) for v in values]
         if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
             raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
-        return list(dict.fromkeys(out))
+        out = list(dict.fromkeys(out))
+        _check_range_values(axis, text, out, (start, stop))
+        return out
+    _check_range_values(axis, text, values, (start, stop))
     return values
+
+
+def _check_range_values(
+    axis: Axis, text: str, values: Sequence[float], ends: tuple[float, float]
+) -> None:
+    """A range's values within the axis's limit (:func:`_check_limits`' own, which would name
+    the first value outside it, a number the user never typed: ``nodes=1..2e6x2`` said "got
+    1048576"), refused quoting the range as typed and the value: "got '1..2e6x2' (its value
+    1,048,576 is not)", as a range's start or stop is (:func:`_range_end`). A first value
+    outside that is one of the range's typed ``ends`` is left to :func:`_check_limits`, which
+    names it as typed (``ranks=0..64+16``: "got 0")."""
+    if axis.name not in _LIMITED_AXES:
+        return
+    lim = LIMITS[_LIMIT_NAMES.get(axis.name, axis.name)]
+    bad = next((v for v in values if not lim.holds(v)), None)
+    if bad is not None and bad not in ends:
+        shown = f"{bad:,}" if isinstance(bad, int) else f"{bad:g}"
+        raise ValueError(
+            f"{axis.name}: must be {lim.rule}, got {text!r} (its value {shown} is not)"
+        )
 
 
 def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
