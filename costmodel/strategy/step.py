@@ -880,18 +880,18 @@ def _resolve(
         gpn = int(c.gpus_per_node)
         if "gpus_per_node" in given and layout.gpus_per_node != gpn:
             raise ValueError(
-                f"layout: gpus_per_node={layout.gpus_per_node} is not the cluster's {gpn} per "
-                f"node; give `gpus_per_node` {layout.gpus_per_node} (a slice of each node), or "
-                f"a Layout of gpus_per_node={gpn}"
+                f"layout: its {layout.gpus_per_node} GPUs per node (`gpus_per_node`) are not "
+                f"the cluster's {gpn}; give `gpus_per_node` {layout.gpus_per_node} (a slice of "
+                f"each node), or a Layout of {gpn} GPUs per node"
             )
         own_ranks = "ranks" in given and not (
             "gpus_per_node" in given and layout.ranks == default_ranks(layout.gpus_per_node)
         )  # Layout(gpus_per_node=4) is given one node of 4 ranks, not a count
         if own_ranks and layout.ranks != ranks:
             raise ValueError(
-                f"layout: ranks={layout.ranks} is not the cluster's {ranks} GPUs "
+                f"layout: its {layout.ranks} ranks (`ranks`) are not the cluster's {ranks} GPUs "
                 f"({int(c.nodes)} node(s) x {gpn}); give `nodes` for {layout.ranks} GPUs, or "
-                f"a Layout of ranks={ranks}"
+                f"a Layout of {ranks} ranks"
             )
         if layout.ranks != ranks or layout.gpus_per_node != gpn:
             layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": gpn})
