@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import costmodel as cm
-from costmodel.strategy import strategy_step
 from costmodel.memory import get_recipe
+from costmodel.strategy import strategy_step
 from costmodel.strategy.layout import DTYPE_BYTES
 
 FAST = {"band": False, "timeline": False}
