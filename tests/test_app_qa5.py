@@ -87,7 +87,7 @@ def test_ranks_needed_that_no_count_meets_says_the_bytes_as_every_figure_does():
     ("stage", "buffer", "other_buffers"),
     [
         ("0 (DDP)", "DDP's bucket copy", ("ZeRO-1", "FSDP")),
-        ("2 (+ gradients)", "ZeRO-2's communication buckets", ("DDP", "FSDP")),
+        ("2 (+ gradients)", "ZeRO-2's gradient bucket", ("DDP", "FSDP")),
         ("3 (FSDP)", "FSDP's gathered units", ("DDP", "ZeRO-1")),
     ],
 )

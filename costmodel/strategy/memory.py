@@ -6,7 +6,9 @@ while it communicates:
 
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
-zero1/2   one gradient bucket being reduced and one parameter bucket being gathered
+zero1/2   one gradient bucket being reduced (``min(P, cap)`` in the gradient dtype); the
+          parameter all-gather holds nothing more: it writes in place into the flat weight
+          buffer the weights part already counts
 fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the one computing
           and the one prefetched) and their unsharded gradients awaiting the reduce-scatter;
           without resharding every unit stays gathered from forward to backward (``P x`` the
@@ -465,9 +467,7 @@ def _strategy_memory(
     elif lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):
-        buffers = min(p * grad_b, lay.bucket_cap(grad_b)) + min(
-            p * lay.param_bytes, lay.bucket_cap(lay.param_bytes)
-        )
+        buffers = _zero_buffers_bytes(p, grad_b, lay.bucket_cap(grad_b))
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
@@ -483,6 +483,38 @@ def _strategy_memory(
         float(cuda_context_bytes),
         float(fragmentation),
     )
+
+
+def _zero_buffers_bytes(params: float, grad_bytes: float, cap_bytes: float) -> float:
+    r"""What ZeRO-1/2 hold beside the sharded state while they communicate [B]: one gradient
+    bucket, ``B = min(P g, cap)`` (``P`` parameters, ``g`` bytes per gradient element as
+    reduced, ``cap`` the reduce bucket in bytes), and no parameter bucket.
+
+    From DeepSpeed's source (deepspeed/runtime/zero/stage_1_and_2.py and
+    deepspeed/runtime/utils.py, master of 2026-08-22):
+
+    - the gradients are copied into ``reduce_bucket_size`` elements of contiguous "ipg"
+      buffer (``DeepSpeedZeroOptimizer.setup_buckets``: one buffer, a second only with
+      ``overlap_comm``, whose default is False below stage 3, deepspeed/runtime/zero/config.py
+      ``overlap_comm_valid``) before each bucket is reduced;
+    - after the optimizer step each rank copies its fp32 partition into its slice of the flat
+      weight buffer (``step``: ``bit16_partitions[partition_id].data.copy_(...)``), and
+      ``all_gather_dp_groups`` (utils.py) gathers the slices into that same buffer,
+      ``bit16_groups_flat``: with ``all_gather_into_tensor`` (``all_gather_into_tensor_dp_groups``,
+      the output is the flat buffer itself), and without it in shards of
+      ``allgather_bucket_size`` elements that are views (``narrow``) of the partitions of the
+      flat buffer. ``allgather_bucket_size`` only cuts the collective; it allocates nothing.
+
+    So the gathered weights are the weights part of the state (replicated at stages 1 and 2,
+    ``P w``), and ZeRO-1/2 hold at most DDP's bucket copy (``P g``): memory never rises from
+    ddp to zero1 to zero2, whatever the optimizer's state. Left out: DeepSpeed allocates the
+    ipg buffer at the whole ``reduce_bucket_size`` (``torch.empty(reduce_bucket_size)``) even
+    for a model smaller than it; the model counts the gradients a bucket can hold, ``min``.
+
+    >>> _zero_buffers_bytes(7e9, 2.0, 1e9), _zero_buffers_bytes(1e8, 4.0, 2e9)
+    (1000000000.0, 400000000.0)
+    """
+    return float(min(params * grad_bytes, cap_bytes))
 
 
 def stage_memory(

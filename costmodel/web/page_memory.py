@@ -693,8 +693,8 @@ _LAYOUT_BOXES = {
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
 _BUFFER_OF_STAGE = {
     0: "DDP's bucket copy of the gradients",
-    1: "ZeRO-1's communication buckets",
-    2: "ZeRO-2's communication buckets",
+    1: "ZeRO-1's gradient bucket",
+    2: "ZeRO-2's gradient bucket",
     3: "FSDP's gathered units in flight",
 }
 
