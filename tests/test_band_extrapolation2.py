@@ -143,7 +143,8 @@ def test_a_band_fitted_on_larger_runs_leaves_the_same_step_unflagged():
 
 # --- the surfaces --------------------------------------------------------------------------
 def _step(*extra: str):
-    return run("step", "--params", "7B", "--cluster", "dgx-h100", "--strategy", "fsdp", *extra)
+    strategy = () if "--strategy" in extra else ("--strategy", "fsdp")  # given once
+    return run("step", "--params", "7B", "--cluster", "dgx-h100", *strategy, *extra)
 
 
 def test_cli_step_text_and_json():

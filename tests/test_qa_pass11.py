@@ -265,8 +265,11 @@ def test_presets_help_names_the_calibration_kind_they_take(argv):
 def test_memory_names_a_cost_model_given_as_its_model(model):
     """``memory``'s --model is an alias of --arch; a step's ``--model nccl`` pasted onto it
     replaced the architecture and was refused as "--arch: unknown architecture 'nccl'"."""
-    line = one_line_error(
-        run("memory", "--arch", "llama-3.1-8b", "--model", model), "collective cost model"
-    )
+    line = one_line_error(run("memory", "--model", model), "collective cost model")
     assert "unknown architecture" not in line, line
+    # beside an --arch, the one option given twice, both spellings named
+    one_line_error(
+        run("memory", "--arch", "llama-3.1-8b", "--model", model),
+        f"--arch/--model: given twice (llama-3.1-8b, then {model}); give it once",
+    )
     assert run("memory", "--model", "llama-3.1-8b", "--json").exit_code == 0

@@ -53,7 +53,7 @@ from .._checks import FasterThanPeakError
 from .._limits import choice_names
 from ..hardware import DEFAULT_NODES, default_ranks
 from ..predict import CalibrationWarning
-from ..units import whole_number
+from ..units import format_counted, whole_number
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -890,8 +890,8 @@ def _resolve(
         if own_ranks and layout.ranks != ranks:
             raise ValueError(
                 f"layout: its {layout.ranks} ranks (`ranks`) are not the cluster's {ranks} GPUs "
-                f"({int(c.nodes)} node(s) x {gpn}); give `nodes` for {layout.ranks} GPUs, or "
-                f"a Layout of {ranks} ranks"
+                f"({format_counted(int(c.nodes), 'node')} x {gpn}); give `nodes` for "
+                f"{layout.ranks} GPUs, or a Layout of {ranks} ranks"
             )
         if layout.ranks != ranks or layout.gpus_per_node != gpn:
             layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": gpn})
