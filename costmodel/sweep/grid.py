@@ -425,7 +425,14 @@ def _axis_hint(kind: str, key: str) -> str:
 _BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory", "cuda_context")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
-_STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
+_STOP_RE = re.compile(
+    r"^(?P<stop>.+?)\s*(?:(?P<op>[x*])\s*(?P<step>[0-9.eE]+)|(?P<plus>\+)\s*(?P<by>[0-9.eE]+[^\s+]*))?$"
+)
+"""A range's stop and its factor (``x2``) or step (``+8``; ``+8GB``, ``+1us``: a step of an axis
+with units may carry one, read as the axis reads its values)."""
+
+
+_NUMBER_RE = re.compile(r"^[0-9.]+(?:[eE][0-9]+)?$")
 
 
 def _check_count(axis: Axis, text: str, count: float) -> None:
@@ -496,13 +503,20 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
                 f"{axis.name}: a range's {which} must be a finite number, got {text!r} (its "
                 f"{which} {part!r} is not)"
             )
-    op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
+    op = m["op"] or m["plus"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
     try:
-        step = float(m["step"]) if m["step"] else (1.0 if op == "+" else 2.0)
+        if m["by"] and not _NUMBER_RE.match(m["by"]):  # a step with its unit: '+8GB', '+1us'
+            step = float(_parse_one(axis, m["by"]))
+        else:
+            given = m["step"] or m["by"]
+            step = float(given) if given else (1.0 if op == "+" else 2.0)
     except ValueError:
-        raise ValueError(f"{axis.name}: cannot parse the step of {text!r}") from None
+        raise ValueError(
+            f"{axis.name}: cannot parse the step of {text!r}; a step is a number or, on an "
+            "axis with units, a value with its unit: '0..64+8', '1GB..4GB +1GB'"
+        ) from None
     if not math.isfinite(step):
         raise ValueError(f"{axis.name}: the step of {text!r} must be finite")
     if stop < start:
@@ -522,12 +536,15 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
         count = (stop - start) / step + 1
         _check_count(axis, text, count)
         values = [start + step * k for k in range(int(math.floor(count - 1 + 1e-9)) + 1)]
-    if axis.integer or axis.name in _BYTE_AXES:
-        out = [int(round(v)) for v in values]
-        if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
-            raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
-        return list(dict.fromkeys(out))
-    return values
+    if not (axis.integer or axis.name in _BYTE_AXES):
+        # the value as typed, not start + k x step's last-bit drift: the 6th of 0..10us +1us
+        # is the 5us `--latency 5us` gives (4.9999999999999996e-06 s before), so a row
+        # equals the single command's answer for the same value
+        return [float(f"{v:.12g}") for v in values]
+    out = [int(round(v)) for v in values]
+    if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
+        raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
+    return list(dict.fromkeys(out))
 
 
 def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:

@@ -1,0 +1,94 @@
+"""A QA pass over batch evaluation (`costmodel sweep`, grid files, `cm.sweep`): each row equals
+the single command's answer for its inputs, ranges take the forms the refusals list, and an
+output never replaces an input."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import json
+
+import pytest
+
+from tests._cli import one_line_error, run
+
+sweep = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
+
+GRID = "[grid]\npreset = 'dgx-h100'\nnodes = 1\nsize = '1MB'\n"
+
+
+# --- ranges: START..STOP +STEP with a unit --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("axis", "text", "values"),
+    [
+        ("size", "1KB..4KB +1KB", [1000, 2000, 3000, 4000]),
+        ("size", "8B..32B+8B", [8, 16, 24, 32]),
+        ("bandwidth", "10GB/s..30GB/s +10GB/s", [10e9, 20e9, 30e9]),
+        ("latency", "0us..2us +1us", [0.0, 1e-6, 2e-6]),
+    ],
+)
+def test_an_arithmetic_range_takes_a_step_with_its_unit(axis, text, values):
+    """RANGE_FORMS lists START..STOP +STEP, but a step with a unit ('+1KB', '+1us') was read
+    as part of the stop and refused ("its stop '4KB +1KB' is not"): an arithmetic range over
+    a unit axis could not be written at all where its start is 0 (latency)."""
+    assert sweep.parse_values(axis, text) == values
+
+
+def test_a_step_that_does_not_parse_is_named_as_the_step():
+    with pytest.raises(ValueError, match=r"cannot parse the step of '1KB\.\.8KB\+1KBB'"):
+        sweep.parse_values("size", "1KB..8KB+1KBB")
+
+
+def test_an_arithmetic_float_range_gives_the_values_as_typed():
+    """start + k x step drifted in the last bit: the 6th value of 0..10us +1us was
+    4.9999999999999996e-06 s, not the 5us `collective --latency 5us` takes, so the row's time
+    was not the single command's for the same latency."""
+    values = sweep.parse_values("latency", "0..1e-5 +1e-6")
+    assert values[5] == 5e-6 and values[10] == 1e-5
+    assert sweep.parse_values("gamma", "1e-12..1.1e-11 +1e-12")[2] == 3e-12
+
+
+def test_a_latency_row_equals_collective_for_that_latency():
+    r = run(
+        "sweep", "--no-progress", "--json", "--set", "ranks=64", "--set", "bandwidth=50GB/s",
+        "--set", "size=14GB", "--set", "latency=0us..10us +1us",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    row = [x for x in json.loads(r.stdout) if x["latency_s"] == 5e-6]
+    one = run(
+        "collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50GB/s",
+        "--latency", "5us", "--json",
+    )  # fmt: skip
+    assert one.exit_code == 0, one.stderr
+    assert len(row) == 1 and row[0]["time_s"] == json.loads(one.stdout)["results"][0]["time_s"]
+
+
+# --- an output never replaces the grid file it reads ----------------------------------------
+
+
+def test_sweep_to_file_refuses_to_write_over_its_grid_file(tmp_path):
+    """`costmodel sweep g -o g` is refused; the API's sweep_to_file(g, g) replaced the grid
+    file (any extension is read as TOML) with the rows."""
+    grid = tmp_path / "grid.csv"  # a TOML grid under a .csv name: the API read it, then
+    grid.write_text(GRID, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"is the grid file this sweep reads"):
+        sweep.sweep_to_file(grid, grid)
+    assert grid.read_text(encoding="utf-8") == GRID
+    link = tmp_path / "link.csv"
+    link.symlink_to(grid)
+    with pytest.raises(ValueError, match=r"is the grid file this sweep reads"):
+        sweep.sweep_to_file(link, str(grid))
+    assert grid.read_text(encoding="utf-8") == GRID
+    out = tmp_path / "out.csv"  # another file: written
+    assert sweep.sweep_to_file(out, grid).rows == 1
+    assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 1
+
+
+def test_the_cli_names_the_grid_file_it_reads(tmp_path):
+    grid = tmp_path / "grid.csv"
+    grid.write_text(GRID, encoding="utf-8")
+    one_line_error(run("sweep", str(grid), "-o", str(grid)), "--output", "is the file this command")
+    assert grid.read_text(encoding="utf-8") == GRID
