@@ -229,6 +229,14 @@ def sweep_to_file(
     """
     fmt = output_format(path)
     check_writable(path)
+    if isinstance(grid, str | os.PathLike) and os.path.exists(path) and os.path.exists(grid):
+        # the grid file read, written over by the rows (a symbolic link to it too), as
+        # ``costmodel sweep GRID -o GRID`` refuses it: atomically replaced, it had no way back
+        if os.path.samefile(path, grid):
+            raise ValueError(
+                f"output: {os.fspath(path)!r} is the grid file this sweep reads "
+                f"({os.fspath(grid)!r}); writing it would replace it; give another file name"
+            )
     g = _as_grid(grid, kind, axes)
     total = g.rows
     tally = RowErrors()  # rows refused one by one (a step sweep's error column)
