@@ -92,3 +92,26 @@ def test_the_cli_names_the_grid_file_it_reads(tmp_path):
     grid.write_text(GRID, encoding="utf-8")
     one_line_error(run("sweep", str(grid), "-o", str(grid)), "--output", "is the file this command")
     assert grid.read_text(encoding="utf-8") == GRID
+
+
+# --- a power limit typed with its unit ------------------------------------------------------
+
+POWER_RULE = "must be a power in watts, a plain number (a100-sxm-80gb 100..400, h100-sxm 200..700"
+
+
+@pytest.mark.parametrize("command", ["step", "train"])
+def test_a_power_limit_with_its_unit_is_refused_naming_the_range(command):
+    """`--power-limit-w 500W` was click's "Invalid value for '--power-limit-w': Input should be
+    a valid number, unable to parse string as a number", with no range."""
+    args = ["--cluster", "dgx-h100", "--arch", "llama-3.1-8b", "--power-limit-w", "500W"]
+    extra = ["--tokens", "1T"] if command == "train" else []
+    one_line_error(run(command, *args, *extra), f"--power-limit-w: {POWER_RULE}", "got '500W'")
+
+
+def test_the_sweep_refuses_a_power_limit_with_its_unit_in_the_same_words():
+    """The step sweep's power_limit_w said "cannot parse '500W' as a number", no range."""
+    r = run(
+        "sweep", "--no-progress", "--kind", "step", "--set", "preset=dgx-h100",
+        "--set", "arch=llama-3.1-8b", "--set", "nodes=1", "--set", "power_limit_w=500W",
+    )  # fmt: skip
+    one_line_error(r, f"--set power_limit_w: {POWER_RULE}", "got '500W'")

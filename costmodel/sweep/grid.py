@@ -101,8 +101,10 @@ def _parse_power(text: Any, *, name: str) -> float:
         raise ValueError(f"{name}: expected a number, got a bool ({text!r})")
     try:
         return float(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: cannot parse {text!r} as a number") from None
+    except (TypeError, ValueError):  # '500W': the field, its unit and range, as --power-limit-w
+        from ..hardware import power_limit_text_refusal
+
+        raise power_limit_text_refusal(name, text) from None
 
 
 def _parse_str(text: Any, *, name: str) -> str:
