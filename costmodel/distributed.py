@@ -28,7 +28,8 @@ Decisions (the issue is silent on them):
   (each row's ``error`` says why) is refused as a local one is, with its first row's reason
   (ValueError; the CLI's one line and exit 2), and the folder is left as it was: the
   partitions this run wrote are removed, and the manifest and the folder too when this run
-  created them. The partitions are written as they finish (so an interrupted run keeps them),
+  created them; so is a run refused by an error before any partition was written (a preset
+  file its workers cannot read). The partitions are written as they finish (so an interrupted run keeps them),
   so whether any row answered is known only at the end; partitions an earlier, interrupted
   run left are not this run's to remove.
 - **Shared storage.** Workers write the files themselves, so the folder must be reachable under
@@ -316,6 +317,11 @@ def sweep_dask(
                         progress(rows)
             except BaseException:
                 client.cancel(futures)  # stop the rest: finished files stay, whole
+                if not any(folder.glob("part-*.parquet")):
+                    # refused before any partition was written (a preset file a worker
+                    # cannot read, Ctrl-C at once): the folder as it was, not a new folder
+                    # holding a manifest and no rows
+                    _undo(folder, [], made_folder, made_manifest)
                 raise
     tally = (
         _row_errors(folder, len(parts), ["error", "fits"])

@@ -115,3 +115,39 @@ def test_the_sweep_refuses_a_power_limit_with_its_unit_in_the_same_words():
         "--set", "arch=llama-3.1-8b", "--set", "nodes=1", "--set", "power_limit_w=500W",
     )  # fmt: skip
     one_line_error(r, f"--set power_limit_w: {POWER_RULE}", "got '500W'")
+
+
+# --- the Dask engine: a refused run leaves no folder behind -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    # threads in this process, as tests/test_distributed.py: well under a second to start
+    from dask import distributed
+
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def test_a_dask_sweep_refused_by_its_workers_leaves_no_folder(tmp_path, client):
+    """A preset file the workers cannot read refused the sweep (as the local engine refuses
+    it) but left the new folder behind with a manifest and no rows."""
+    (tmp_path / "mine.toml").write_text("name = 'mine'\n", encoding="utf-8")  # no preset kind
+    grid = tmp_path / "grid.toml"
+    grid.write_text("[grid]\npreset = 'mine.toml'\nnodes = 1\nsize = '1MB'\n", encoding="utf-8")
+    out = tmp_path / "ds"
+    with pytest.raises(ValueError, match=r"preset: missing"):
+        sweep.sweep(grid, engine="dask", scheduler=client, output=out)
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"preset: missing"):
+        sweep.sweep(grid, engine="dask", scheduler=client, output=out)  # the same, again
+    assert not out.exists()
+    out.mkdir()  # a folder the user made: kept, and left empty
+    with pytest.raises(ValueError, match=r"preset: missing"):
+        sweep.sweep(grid, engine="dask", scheduler=client, output=out)
+    assert out.is_dir() and not list(out.iterdir())
