@@ -151,3 +151,22 @@ def test_a_dask_sweep_refused_by_its_workers_leaves_no_folder(tmp_path, client):
     with pytest.raises(ValueError, match=r"preset: missing"):
         sweep.sweep(grid, engine="dask", scheduler=client, output=out)
     assert out.is_dir() and not list(out.iterdir())
+
+
+def test_a_dask_rerun_after_its_preset_file_was_edited_is_refused(tmp_path, client):
+    """The manifest recorded the preset file's name, not what it held: a rerun after editing
+    it skipped every finished partition and returned rows of the old cluster as the new one's."""
+    from tests._paths import ROOT
+
+    preset = tmp_path / "mine.toml"
+    text = (ROOT / "presets" / "clusters" / "dgx-h100.toml").read_text(encoding="utf-8")
+    preset.write_text("preset = 'cluster'\n" + text.replace('"dgx-h100"', '"mine"', 1))
+    grid = {"preset": str(preset), "nodes": [1, 2], "size": "1GB"}
+    out = tmp_path / "ds"
+    first = sweep.sweep(grid, engine="dask", scheduler=client, output=out)
+    assert first.written == 1
+    again = sweep.sweep(grid, engine="dask", scheduler=client, output=out)  # unchanged: skipped
+    assert again.written == 0
+    preset.write_text(preset.read_text().replace("nics_per_node = 8", "nics_per_node = 1", 1))
+    with pytest.raises(ValueError, match=r"holds a different sweep \(inputs differ; edited since"):
+        sweep.sweep(grid, engine="dask", scheduler=client, output=out)
