@@ -170,3 +170,28 @@ def test_a_dask_rerun_after_its_preset_file_was_edited_is_refused(tmp_path, clie
     preset.write_text(preset.read_text().replace("nics_per_node = 8", "nics_per_node = 1", 1))
     with pytest.raises(ValueError, match=r"holds a different sweep \(inputs differ; edited since"):
         sweep.sweep(grid, engine="dask", scheduler=client, output=out)
+
+
+# --- grid files: an axis set again under another spelling, kind under [grid] ----------------
+
+
+def test_a_set_axis_replaces_the_files_axis_under_its_alias(tmp_path):
+    """--help: "an axis set here replaces the file's axis of that name"; `--set sizes=2MB`
+    over a file's `size` was refused as "axis 'size' given twice" (the reverse worked)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID, encoding="utf-8")
+    r = run("sweep", str(grid), "--no-progress", "--json", "--set", "sizes=2MB")
+    assert r.exit_code == 0, r.stderr
+    assert [row["size_bytes"] for row in json.loads(r.stdout)] == [2_000_000]
+
+
+def test_cm_sweep_keywords_override_a_grid_under_an_alias(tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID, encoding="utf-8")
+    assert sweep.sweep(grid, sizes="2MB")["size_bytes"].tolist() == [2_000_000]
+    base = {"preset": "dgx-h100", "nodes": 1, "size": "1MB"}
+    assert sweep.sweep(base, sizes="2MB")["size_bytes"].tolist() == [2_000_000]
+    assert sweep.sweep(sweep.make_grid(base), message="2MB")["size_bytes"].tolist() == [2_000_000]
+    with pytest.raises(ValueError, match=r"axis 'size' given twice"):  # one mapping: ambiguous
+        sweep.make_grid({**base, "sizes": "2MB"})
+

@@ -1739,9 +1739,36 @@ def _as_grid(
 ) -> Grid:
     if isinstance(grid, Grid):
         if axes:
-            return make_grid({**grid.axes, **axes}, kind=grid.kind)
+            return make_grid(overridden(grid.axes, grid.kind, axes), kind=grid.kind)
         return grid
     if isinstance(grid, str | os.PathLike):
         loaded = load_grid(grid, kind)  # a file that names no kind is of ``kind``
-        return make_grid({**loaded.axes, **axes}, kind=loaded.kind) if axes else loaded
+        return (
+            make_grid(overridden(loaded.axes, loaded.kind, axes), kind=loaded.kind)
+            if axes
+            else loaded
+        )
+    if grid is not None and axes:
+        return make_grid(overridden(dict(grid), kind, axes), kind=kind)
     return make_grid(grid, kind=kind, **axes)
+
+
+def overridden(base: Mapping[str, Any], kind: str, axes: Mapping[str, Any]) -> dict[str, Any]:
+    """``base``'s axes with each one ``axes`` names replaced, however either spells it (a name
+    or an alias: ``sizes`` replaces a grid file's ``size``), then ``axes``; an unknown name is
+    kept, for :func:`make_grid` to refuse. ``costmodel sweep GRID --set`` and ``cm.sweep(GRID,
+    **axes)`` both merge so (``--set sizes=2MB`` over a file's ``size`` was refused as an axis
+    "given twice").
+
+    >>> overridden({"size": [8], "ranks": [8]}, "collective", {"sizes": "1MB"})
+    {'ranks': [8], 'sizes': '1MB'}
+    """
+
+    def name(key: str) -> str:
+        try:
+            return _axis(kind, key).name
+        except ValueError:
+            return key
+
+    named = {name(k) for k in axes}
+    return {**{k: v for k, v in base.items() if name(k) not in named}, **axes}
