@@ -195,3 +195,12 @@ def test_cm_sweep_keywords_override_a_grid_under_an_alias(tmp_path):
     with pytest.raises(ValueError, match=r"axis 'size' given twice"):  # one mapping: ambiguous
         sweep.make_grid({**base, "sizes": "2MB"})
 
+
+def test_kind_under_the_grid_header_says_where_it_goes(tmp_path):
+    """`kind = "step"` typed after `[grid]` is a key of the grid table: it was refused as an
+    unknown collective axis with no word on where kind goes."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text("[grid]\nkind = 'step'\npreset = 'dgx-h100'\nnodes = 1\n", encoding="utf-8")
+    one_line_error(
+        run("sweep", str(grid)), f"{grid}: unknown collective axis 'kind'", "above the [grid] table"
+    )

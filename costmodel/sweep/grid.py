@@ -408,9 +408,16 @@ def _axis_hint(kind: str, key: str) -> str:
     ' (closest: strategy)'
     >>> _axis_hint("collective", "colour")
     ''
+    >>> _axis_hint("collective", "kind")[:30]
+    " (the sweep's kind is no axis:"
     """
     import difflib
 
+    if key == "kind":  # `kind = "step"` typed under the [grid] header: a key of the file
+        return (
+            " (the sweep's kind is no axis: in a grid file it goes above the [grid] table, "
+            "kind = 'step'; sweep --kind, cm.sweep(kind=...))"
+        )
     others = [
         k
         for k in KINDS
