@@ -204,3 +204,21 @@ def test_kind_under_the_grid_header_says_where_it_goes(tmp_path):
     one_line_error(
         run("sweep", str(grid)), f"{grid}: unknown collective axis 'kind'", "above the [grid] table"
     )
+
+
+# --- cm.sweep's chunk_rows: --chunk-rows' range and words ------------------------------------
+
+
+@pytest.mark.parametrize("value", [1.5, True, 0, 3e9])
+def test_cm_sweep_chunk_rows_is_refused_in_the_cli_words(value, tmp_path):
+    """`--chunk-rows` takes a whole number in 1..1e9; `cm.sweep(chunk_rows=1.5)` raised
+    TypeError ("'float' object cannot be interpreted as an integer"), `chunk_rows=True` ran
+    one-row chunks and 3e9 was taken."""
+    rule = r"chunk_rows: must be a whole number in 1\.\.1e9, got "
+    with pytest.raises(ValueError, match=rule):
+        sweep.sweep(preset="dgx-h100", nodes=1, size="1MB", chunk_rows=value)
+    out = tmp_path / "out.csv"
+    with pytest.raises(ValueError, match=rule):
+        sweep.sweep_to_file(out, preset="dgx-h100", nodes=1, size="1MB", chunk_rows=value)
+    assert not out.exists()
+    assert len(sweep.sweep(preset="dgx-h100", nodes=[1, 2], size="1MB", chunk_rows=1.0)) == 2

@@ -52,6 +52,7 @@ from ..atomic import atomic_path, check_writable, write_text_atomic
 from .evaluate import (
     DEFAULT_CHUNK_ROWS,
     _unify,
+    checked_chunk_rows,
     evaluate_rows,
     iter_sweep,
 )
@@ -186,6 +187,7 @@ def sweep(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown {engine!r}; allowed: {', '.join(ENGINES)}")
+    chunk_rows = checked_chunk_rows(chunk_rows)  # the dask engine's partition size too
     g = _as_grid(grid, kind, axes)
     if engine == "dask":
         from .. import distributed
@@ -229,6 +231,7 @@ def sweep_to_file(
     """
     fmt = output_format(path)
     check_writable(path)
+    chunk_rows = checked_chunk_rows(chunk_rows)
     if isinstance(grid, str | os.PathLike) and os.path.exists(path) and os.path.exists(grid):
         # the grid file read, written over by the rows (a symbolic link to it too), as
         # ``costmodel sweep GRID -o GRID`` refuses it: atomically replaced, it had no way back
