@@ -222,3 +222,12 @@ def test_cm_sweep_chunk_rows_is_refused_in_the_cli_words(value, tmp_path):
         sweep.sweep_to_file(out, preset="dgx-h100", nodes=1, size="1MB", chunk_rows=value)
     assert not out.exists()
     assert len(sweep.sweep(preset="dgx-h100", nodes=[1, 2], size="1MB", chunk_rows=1.0)) == 2
+
+
+def test_output_dash_says_how_to_get_stdout(tmp_path):
+    """`-o -` (stdout, in most tools) was refused as "'-' has no extension", no word on the
+    CSV that sweep writes to stdout without -o."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID, encoding="utf-8")
+    one_line_error(run("sweep", str(grid), "-o", "-"), "--output: '-' is no file", "without -o")
+    assert not (tmp_path / "-").exists()
