@@ -231,3 +231,20 @@ def test_output_dash_says_how_to_get_stdout(tmp_path):
     grid.write_text(GRID, encoding="utf-8")
     one_line_error(run("sweep", str(grid), "-o", "-"), "--output: '-' is no file", "without -o")
     assert not (tmp_path / "-").exists()
+
+
+def test_a_link_axis_beside_a_preset_is_named_by_its_set():
+    """`--set latency=5us` beside a preset said "grid: ['gamma', 'latency'] come from the
+    preset": a Python list, and no --set named, where `collective --cluster --latency` names
+    --latency."""
+    r = run(
+        "sweep", "--set", "preset=dgx-h100", "--set", "latency=5us", "--set", "gamma=0",
+        "--set", "size=1MB",
+    )  # fmt: skip
+    line = one_line_error(r, "--set gamma, --set latency: an axis of the collective over one link")
+    assert "['" not in line
+
+
+def test_cm_sweep_names_the_link_axis_beside_a_preset():
+    with pytest.raises(ValueError, match=r"^bandwidth: an axis of the collective over one link"):
+        sweep.sweep(preset="dgx-h100", bandwidth="50GB/s", size="1MB")

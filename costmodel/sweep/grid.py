@@ -966,9 +966,12 @@ def _check(grid: Grid) -> None:
         if "preset" in a:
             extra = {"bandwidth", "latency", "gamma"} & set(a)
             if extra:
+                # named by the fields, as collective --cluster --latency says it (the list's
+                # repr "grid: ['gamma', 'latency'] come from ..." named no --set)
                 raise ValueError(
-                    f"grid: {sorted(extra)} come from the preset; give either preset or "
-                    "bandwidth/latency, not both"
+                    f"{', '.join(sorted(extra))}: an axis of the collective over one link "
+                    "(ranks/bandwidth); with preset the preset's links and the model give it: "
+                    "give either preset or bandwidth/latency/gamma, not both"
                 )
             if "ranks" in a and ({"nodes", "gpus_per_node"} & set(a)):
                 raise ValueError("grid: with a preset give ranks or nodes/gpus_per_node, not both")
