@@ -248,3 +248,19 @@ def test_a_link_axis_beside_a_preset_is_named_by_its_set():
 def test_cm_sweep_names_the_link_axis_beside_a_preset():
     with pytest.raises(ValueError, match=r"^bandwidth: an axis of the collective over one link"):
         sweep.sweep(preset="dgx-h100", bandwidth="50GB/s", size="1MB")
+
+
+def test_the_summary_keys_each_reason_as_the_files_error_column(tmp_path):
+    """`sweep -o out.csv --json` keyed its errors by the library's words ("with `protocol`
+    'auto'") where the file's error column, and the Dask engine's summary, say them plain: a
+    script could not find a reason's rows by it."""
+    out = tmp_path / "out.csv"
+    r = run(
+        "sweep", "--no-progress", "--json", "--set", "preset=dgx-h100,dgx-a100",
+        "--set", "nodes=2", "--set", "algorithm=nvls,ring", "--set", "size=1MB", "-o", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    errors = json.loads(r.stdout)["errors"]
+    column = [row["error"] for row in csv.DictReader(io.StringIO(out.read_text()))]
+    assert errors and all("`" not in k for k in errors)
+    assert {k: column.count(k) for k in errors} == errors

@@ -48,6 +48,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .._limits import FIELD_MARK
 from ..atomic import atomic_path, check_writable, write_text_atomic
 from .evaluate import (
     DEFAULT_CHUNK_ROWS,
@@ -272,13 +273,19 @@ def sweep_to_file(
     else:
         rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)), total_rows=total)
     seconds = time.perf_counter() - t0
+    # each reason in the words of the file's error column (plain_errors), so a script finds
+    # its rows by it (df.error == reason), as the Dask engine's summary reads them back
+    errors: dict[str, int] = {}
+    for text, count in tally.errors.items():
+        said = FIELD_MARK.sub(r"\1", text)
+        errors[said] = errors.get(said, 0) + count
     return SweepSummary(
         str(path),
         rows,
         seconds,
         fmt,
         tally.failed_rows,
-        tally.errors,
+        errors,
         tally.unfit_rows,
         tally.over_memory_rows,
     )

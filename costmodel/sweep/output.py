@@ -378,7 +378,8 @@ class SweepSummary:
     failed_rows: int = 0
     """Rows whose answer was refused, kept with the reason in their ``error`` column."""
     errors: dict[str, int] = field(default_factory=dict)
-    """Each distinct ``error`` -> how many rows it refused, in the order first met."""
+    """Each distinct ``error`` -> how many rows it refused, in the order first met; each
+    reason as the file's ``error`` column says it (:func:`plain_errors`)."""
     unfit_rows: int = 0
     """Rows answered whose memory per GPU is more than their GPU has (``fits`` false): their
     step, days and dollars are for a configuration that cannot run."""
