@@ -264,3 +264,12 @@ def test_the_summary_keys_each_reason_as_the_files_error_column(tmp_path):
     column = [row["error"] for row in csv.DictReader(io.StringIO(out.read_text()))]
     assert errors and all("`" not in k for k in errors)
     assert {k: column.count(k) for k in errors} == errors
+
+
+def test_nodes_without_a_preset_is_named_before_the_missing_ranks():
+    """`--set nodes=2 --set bandwidth=50GB/s` said "a sweep over a raw link needs ranks", no
+    word on the nodes given, which only a preset's cluster has."""
+    r = run("sweep", "--set", "nodes=2", "--set", "bandwidth=50GB/s", "--set", "size=1MB")
+    one_line_error(r, "--set nodes: an axis of a preset's cluster, so it needs a preset")
+    with pytest.raises(ValueError, match=r"^gpus_per_node: an axis of a preset's cluster"):
+        sweep.sweep(gpus_per_node=4, bandwidth="50GB/s", size="1MB")

@@ -981,11 +981,20 @@ def _check(grid: Grid) -> None:
                     "grid: a collective sweep needs a preset (preset=dgx-h100) or a link "
                     "(bandwidth=50GB/s and ranks=...)"
                 )
+            # a preset's axis named first (nodes=2 beside a bandwidth was refused as a raw
+            # link without ranks, no word on the nodes given), by its --set or grid file key
+            given = sorted({"nodes", "gpus_per_node", "protocol"} & set(a))
+            if given:
+                one = len(given) == 1
+                raise ValueError(
+                    f"{', '.join(given)}: {'an axis' if one else 'axes'} of a preset's "
+                    f"cluster, so {'it needs' if one else 'they need'} a preset "
+                    "(preset=dgx-h100); over a raw link give ranks and bandwidth (nodes, "
+                    "gpus_per_node and protocol need a preset)"
+                )
             if "ranks" not in a:
                 raise ValueError("grid: a sweep over a raw link needs ranks, e.g. ranks=8..4096x2")
             LINK_RANKS.check("ranks", list(a["ranks"]))  # 1..1e9: one rank answers 0 s
-            if {"nodes", "gpus_per_node", "protocol"} & set(a):
-                raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
             launch = [n for n in LAUNCH_AXES if n in a]
             if launch:
                 raise ValueError(
