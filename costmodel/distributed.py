@@ -21,14 +21,16 @@ Decisions (the issue is silent on them):
   skip (pyarrow and pandas ignore names starting with ``.`` or ``_``) and the next run removes.
 - **Resumable.** A rerun into the same folder skips every partition whose file exists and
   evaluates only the missing ones.
-- **One grid per folder.** The manifest records the grid; a rerun with a different grid or
-  partition size into the same folder is refused (ValueError) rather than mixing two sweeps. A
+- **One grid per folder.** The manifest records the grid (and the SHA-256 of each preset or
+  config.json file its values name); a rerun with a different grid, partition size or an
+  edited input file into the same folder is refused (ValueError) rather than mixing two sweeps. A
   non-empty folder without a manifest is refused too: user files are never overwritten.
 - **A sweep that answers nothing writes nothing.** A step sweep whose every row is refused
   (each row's ``error`` says why) is refused as a local one is, with its first row's reason
   (ValueError; the CLI's one line and exit 2), and the folder is left as it was: the
   partitions this run wrote are removed, and the manifest and the folder too when this run
-  created them. The partitions are written as they finish (so an interrupted run keeps them),
+  created them; so is a run refused by an error before any partition was written (a preset
+  file its workers cannot read). The partitions are written as they finish (so an interrupted run keeps them),
   so whether any row answered is known only at the end; partitions an earlier, interrupted
   run left are not this run's to remove.
 - **Shared storage.** Workers write the files themselves, so the folder must be reachable under
@@ -118,10 +120,31 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _input_files(grid: sw.Grid) -> dict[str, str]:
+    """Each file the grid's values read (a preset's TOML file, an architecture's config.json or
+    its folder's) -> the SHA-256 of its bytes: the manifest's record of what the rows were
+    computed from, beside the names the axes hold, so a rerun after the file was edited is
+    refused instead of skipping partitions computed from the old file."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for axis in ("preset", "arch"):
+        for v in grid.axes.get(axis, []):
+            if not isinstance(v, str):
+                continue
+            p = Path(v).expanduser()
+            if p.is_dir() and (p / "config.json").is_file():
+                p = p / "config.json"
+            if p.is_file():
+                out[str(p.resolve())] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
 def manifest(grid: sw.Grid, partition_rows: int) -> dict[str, Any]:
-    """The manifest of a dataset: the grid (kind and axis values in SI units) and its cutting."""
+    """The manifest of a dataset: the grid (kind and axis values in SI units), its cutting and,
+    where its values name files, each file's SHA-256 (``inputs``, :func:`_input_files`)."""
     parts = plan(grid, partition_rows)
-    doc = {
+    doc: dict[str, Any] = {
         "format": DATASET_FORMAT,
         "kind": grid.kind,
         "axes": {k: _jsonable(v) for k, v in grid.axes.items()},
@@ -129,6 +152,8 @@ def manifest(grid: sw.Grid, partition_rows: int) -> dict[str, Any]:
         "partition_rows": partition_rows,
         "partitions": len(parts),
     }
+    if files := _input_files(grid):  # absent for named presets: older manifests still match
+        doc["inputs"] = files
     return json.loads(json.dumps(doc))  # the form it has once read back from disk
 
 
@@ -167,9 +192,12 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> tuple[bool, bool]:
             raise ValueError(f"output: unreadable manifest {str(mpath)!r}: {exc}") from None
         if old != doc:
             diff = sorted(k for k in set(old) | set(doc) if old.get(k) != doc.get(k))
+            was, now = old.get("inputs") or {}, doc.get("inputs") or {}
+            edited = sorted(f for f in set(was) & set(now) if was[f] != now[f])
+            why = f"; edited since: {', '.join(edited)}" if edited else ""
             raise ValueError(
                 f"output: folder {str(folder)!r} holds a different sweep ({', '.join(diff)} "
-                "differ); write it to a new folder or delete the old one"
+                f"differ{why}); write it to a new folder or delete the old one"
             )
     else:
         visible = [p.name for p in folder.iterdir() if not p.name.startswith(".")]
@@ -316,6 +344,11 @@ def sweep_dask(
                         progress(rows)
             except BaseException:
                 client.cancel(futures)  # stop the rest: finished files stay, whole
+                if not any(folder.glob("part-*.parquet")):
+                    # refused before any partition was written (a preset file a worker
+                    # cannot read, Ctrl-C at once): the folder as it was, not a new folder
+                    # holding a manifest and no rows
+                    _undo(folder, [], made_folder, made_manifest)
                 raise
     tally = (
         _row_errors(folder, len(parts), ["error", "fits"])

@@ -1113,6 +1113,30 @@ class Cluster(_Hardware):
         return Cluster.model_validate({**_shallow(self), "node": node})
 
 
+def power_limit_text_refusal(name: str, text: Any) -> ValueError:
+    """The refusal of a power limit typed as no number (``500W``, ``max``) where the GPU, and so
+    its range, is not read yet: the field, the unit the number is in and each modelled family's
+    [minimum, datasheet maximum] (:func:`check_power_limit_w` then checks a number against its
+    GPU's). The one wording of ``--power-limit-w`` (step, train, scenario) and the step sweep's
+    ``power_limit_w`` axis; click's "Input should be a valid number" and the sweep's bare
+    "cannot parse '500W' as a number" named no range.
+
+    >>> str(power_limit_text_refusal("power_limit_w", "500W"))
+    "power_limit_w: must be a power in watts, a plain number (a100-sxm-80gb 100..400, h100-sxm 200..700: each GPU's minimum and datasheet maximum power limit), e.g. 500, got '500W'"
+    """
+    from .compute import _FAMILY_POWER_OF, datasheet_power_w, min_power_limit_w
+    from .presets import load
+
+    ranges = ", ".join(
+        f"{part} {min_power_limit_w(load(part)):g}..{datasheet_power_w(load(part)):g}"
+        for part in _FAMILY_POWER_OF.values()
+    )
+    return ValueError(
+        f"{name}: must be a power in watts, a plain number ({ranges}: each GPU's minimum and "
+        f"datasheet maximum power limit), e.g. 500, got {text!r}"
+    )
+
+
 def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
     """``power_limit_w`` [W] of ``gpu`` if it is in [minimum, datasheet maximum], else
     ``ValueError`` naming the field and the range.

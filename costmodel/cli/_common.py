@@ -333,6 +333,10 @@ def _limited_option_line(exc: Exception) -> str | None:
     param = getattr(exc, "param", None)
     name = getattr(param, "name", None)
     opts = getattr(param, "opts", None)
+    if name == "power_limit_w" and opts and (typed := _typed_value(opts, _ARGV)) is not None:
+        from ..hardware import power_limit_text_refusal  # its range is its GPU's: no LIMITS
+
+        return str(power_limit_text_refusal(typed[0], typed[1]))
     if name not in LIMITS or not opts or not getattr(param, "param_type_name", "") == "option":
         return None
     typed = _typed_value(opts, _ARGV)

@@ -1133,9 +1133,9 @@ def _sweep_run(
     if loaded is not None:
         if kind is not None and kind != loaded.kind:
             raise ValueError(f"--kind {kind} contradicts kind = {loaded.kind!r} in {grid_file}")
-        grid = relay_bare_number_warnings(
-            "--set", lambda: sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
-        )
+        # an axis set here replaces the file's of that name, however either spells it
+        merged = sw.grid.overridden(loaded.axes, loaded.kind, axes)
+        grid = relay_bare_number_warnings("--set", lambda: sw.make_grid(merged, kind=loaded.kind))
     elif axes:
         grid = relay_bare_number_warnings(
             "--set", lambda: sw.make_grid(axes, kind=kind or "collective")

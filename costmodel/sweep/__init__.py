@@ -48,10 +48,12 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .._limits import FIELD_MARK
 from ..atomic import atomic_path, check_writable, write_text_atomic
 from .evaluate import (
     DEFAULT_CHUNK_ROWS,
     _unify,
+    checked_chunk_rows,
     evaluate_rows,
     iter_sweep,
 )
@@ -186,6 +188,7 @@ def sweep(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown {engine!r}; allowed: {', '.join(ENGINES)}")
+    chunk_rows = checked_chunk_rows(chunk_rows)  # the dask engine's partition size too
     g = _as_grid(grid, kind, axes)
     if engine == "dask":
         from .. import distributed
@@ -229,6 +232,15 @@ def sweep_to_file(
     """
     fmt = output_format(path)
     check_writable(path)
+    chunk_rows = checked_chunk_rows(chunk_rows)
+    if isinstance(grid, str | os.PathLike) and os.path.exists(path) and os.path.exists(grid):
+        # the grid file read, written over by the rows (a symbolic link to it too), as
+        # ``costmodel sweep GRID -o GRID`` refuses it: atomically replaced, it had no way back
+        if os.path.samefile(path, grid):
+            raise ValueError(
+                f"output: {os.fspath(path)!r} is the grid file this sweep reads "
+                f"({os.fspath(grid)!r}); writing it would replace it; give another file name"
+            )
     g = _as_grid(grid, kind, axes)
     total = g.rows
     tally = RowErrors()  # rows refused one by one (a step sweep's error column)
@@ -261,13 +273,19 @@ def sweep_to_file(
     else:
         rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)), total_rows=total)
     seconds = time.perf_counter() - t0
+    # each reason in the words of the file's error column (plain_errors), so a script finds
+    # its rows by it (df.error == reason), as the Dask engine's summary reads them back
+    errors: dict[str, int] = {}
+    for text, count in tally.errors.items():
+        said = FIELD_MARK.sub(r"\1", text)
+        errors[said] = errors.get(said, 0) + count
     return SweepSummary(
         str(path),
         rows,
         seconds,
         fmt,
         tally.failed_rows,
-        tally.errors,
+        errors,
         tally.unfit_rows,
         tally.over_memory_rows,
     )

@@ -1701,6 +1701,21 @@ def _row_batches(
         yield batch
 
 
+def checked_chunk_rows(chunk_rows: Any) -> int:
+    """``chunk_rows`` as an int when it is a whole number in ``--chunk-rows``' range
+    (``LIMITS["chunk_rows"]``, 1..1e9), else ValueError in that limit's words, as the CLI
+    says it: ``cm.sweep(chunk_rows=1.5)`` raised a TypeError from ``range()`` and
+    ``chunk_rows=True`` ran one-row chunks.
+
+    >>> checked_chunk_rows(2.0)
+    2
+    """
+    from .._limits import LIMITS
+
+    LIMITS["chunk_rows"].check("chunk_rows", chunk_rows)
+    return int(chunk_rows)
+
+
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
     """Evaluate a grid in chunks of about ``chunk_rows`` rows (pyarrow Tables, same columns).
 
@@ -1708,8 +1723,7 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
     gathered until a chunk is full, so memory stays bounded by the chunk size. The pieces of
     one chunk are evaluated together (:func:`_eval_pieces`).
     """
-    if chunk_rows < 1:
-        raise ValueError(f"chunk_rows: must be >= 1, got {chunk_rows}")
+    chunk_rows = checked_chunk_rows(chunk_rows)
     get_cluster = _cluster_cache() if "preset" in grid.axes else None
     pending: list[tuple[dict[str, Any], dict[str, np.ndarray], int]] = []
     pending_rows = 0

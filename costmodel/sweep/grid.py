@@ -101,8 +101,10 @@ def _parse_power(text: Any, *, name: str) -> float:
         raise ValueError(f"{name}: expected a number, got a bool ({text!r})")
     try:
         return float(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: cannot parse {text!r} as a number") from None
+    except (TypeError, ValueError):  # '500W': the field, its unit and range, as --power-limit-w
+        from ..hardware import power_limit_text_refusal
+
+        raise power_limit_text_refusal(name, text) from None
 
 
 def _parse_str(text: Any, *, name: str) -> str:
@@ -406,9 +408,16 @@ def _axis_hint(kind: str, key: str) -> str:
     ' (closest: strategy)'
     >>> _axis_hint("collective", "colour")
     ''
+    >>> _axis_hint("collective", "kind")[:30]
+    " (the sweep's kind is no axis:"
     """
     import difflib
 
+    if key == "kind":  # `kind = "step"` typed under the [grid] header: a key of the file
+        return (
+            " (the sweep's kind is no axis: in a grid file it goes above the [grid] table, "
+            "kind = 'step'; sweep --kind, cm.sweep(kind=...))"
+        )
     others = [
         k
         for k in KINDS
@@ -425,7 +434,14 @@ def _axis_hint(kind: str, key: str) -> str:
 _BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory", "cuda_context")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
-_STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
+_STOP_RE = re.compile(
+    r"^(?P<stop>.+?)\s*(?:(?P<op>[x*])\s*(?P<step>[0-9.eE]+)|(?P<plus>\+)\s*(?P<by>[0-9.eE]+[^\s+]*))?$"
+)
+"""A range's stop and its factor (``x2``) or step (``+8``; ``+8GB``, ``+1us``: a step of an axis
+with units may carry one, read as the axis reads its values)."""
+
+
+_NUMBER_RE = re.compile(r"^[0-9.]+(?:[eE][0-9]+)?$")
 
 
 def _check_count(axis: Axis, text: str, count: float) -> None:
@@ -496,13 +512,20 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
                 f"{axis.name}: a range's {which} must be a finite number, got {text!r} (its "
                 f"{which} {part!r} is not)"
             )
-    op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
+    op = m["op"] or m["plus"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
     try:
-        step = float(m["step"]) if m["step"] else (1.0 if op == "+" else 2.0)
+        if m["by"] and not _NUMBER_RE.match(m["by"]):  # a step with its unit: '+8GB', '+1us'
+            step = float(_parse_one(axis, m["by"]))
+        else:
+            given = m["step"] or m["by"]
+            step = float(given) if given else (1.0 if op == "+" else 2.0)
     except ValueError:
-        raise ValueError(f"{axis.name}: cannot parse the step of {text!r}") from None
+        raise ValueError(
+            f"{axis.name}: cannot parse the step of {text!r}; a step is a number or, on an "
+            "axis with units, a value with its unit: '0..64+8', '1GB..4GB +1GB'"
+        ) from None
     if not math.isfinite(step):
         raise ValueError(f"{axis.name}: the step of {text!r} must be finite")
     if stop < start:
@@ -522,15 +545,19 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
         count = (stop - start) / step + 1
         _check_count(axis, text, count)
         values = [start + step * k for k in range(int(math.floor(count - 1 + 1e-9)) + 1)]
-    if axis.integer or axis.name in _BYTE_AXES:
-        out = [int(round(v)) for v in values]
-        if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
-            raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
-        out = list(dict.fromkeys(out))
-        _check_range_values(axis, text, out, (start, stop))
-        return out
-    _check_range_values(axis, text, values, (start, stop))
-    return values
+    if not (axis.integer or axis.name in _BYTE_AXES):
+        # the value as typed, not start + k x step's last-bit drift: the 6th of 0..10us +1us
+        # is the 5us `--latency 5us` gives (4.9999999999999996e-06 s before), so a row
+        # equals the single command's answer for the same value
+        typed = [float(f"{v:.12g}") for v in values]
+        _check_range_values(axis, text, typed, (start, stop))
+        return typed
+    out = [int(round(v)) for v in values]
+    if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
+        raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
+    out = list(dict.fromkeys(out))
+    _check_range_values(axis, text, out, (start, stop))
+    return out
 
 
 def _check_range_values(
@@ -963,9 +990,12 @@ def _check(grid: Grid) -> None:
         if "preset" in a:
             extra = {"bandwidth", "latency", "gamma"} & set(a)
             if extra:
+                # named by the fields, as collective --cluster --latency says it (the list's
+                # repr "grid: ['gamma', 'latency'] come from ..." named no --set)
                 raise ValueError(
-                    f"grid: {sorted(extra)} come from the preset; give either preset or "
-                    "bandwidth/latency, not both"
+                    f"{', '.join(sorted(extra))}: an axis of the collective over one link "
+                    "(ranks/bandwidth); with preset the preset's links and the model give it: "
+                    "give either preset or bandwidth/latency/gamma, not both"
                 )
             if "ranks" in a and ({"nodes", "gpus_per_node"} & set(a)):
                 raise ValueError("grid: with a preset give ranks or nodes/gpus_per_node, not both")
@@ -975,11 +1005,20 @@ def _check(grid: Grid) -> None:
                     "grid: a collective sweep needs a preset (preset=dgx-h100) or a link "
                     "(bandwidth=50GB/s and ranks=...)"
                 )
+            # a preset's axis named first (nodes=2 beside a bandwidth was refused as a raw
+            # link without ranks, no word on the nodes given), by its --set or grid file key
+            given = sorted({"nodes", "gpus_per_node", "protocol"} & set(a))
+            if given:
+                one = len(given) == 1
+                raise ValueError(
+                    f"{', '.join(given)}: {'an axis' if one else 'axes'} of a preset's "
+                    f"cluster, so {'it needs' if one else 'they need'} a preset "
+                    "(preset=dgx-h100); over a raw link give ranks and bandwidth (nodes, "
+                    "gpus_per_node and protocol need a preset)"
+                )
             if "ranks" not in a:
                 raise ValueError("grid: a sweep over a raw link needs ranks, e.g. ranks=8..4096x2")
             LINK_RANKS.check("ranks", list(a["ranks"]))  # 1..1e9: one rank answers 0 s
-            if {"nodes", "gpus_per_node", "protocol"} & set(a):
-                raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
             launch = [n for n in LAUNCH_AXES if n in a]
             if launch:
                 raise ValueError(
@@ -1743,9 +1782,36 @@ def _as_grid(
 ) -> Grid:
     if isinstance(grid, Grid):
         if axes:
-            return make_grid({**grid.axes, **axes}, kind=grid.kind)
+            return make_grid(overridden(grid.axes, grid.kind, axes), kind=grid.kind)
         return grid
     if isinstance(grid, str | os.PathLike):
         loaded = load_grid(grid, kind)  # a file that names no kind is of ``kind``
-        return make_grid({**loaded.axes, **axes}, kind=loaded.kind) if axes else loaded
+        return (
+            make_grid(overridden(loaded.axes, loaded.kind, axes), kind=loaded.kind)
+            if axes
+            else loaded
+        )
+    if grid is not None and axes:
+        return make_grid(overridden(dict(grid), kind, axes), kind=kind)
     return make_grid(grid, kind=kind, **axes)
+
+
+def overridden(base: Mapping[str, Any], kind: str, axes: Mapping[str, Any]) -> dict[str, Any]:
+    """``base``'s axes with each one ``axes`` names replaced, however either spells it (a name
+    or an alias: ``sizes`` replaces a grid file's ``size``), then ``axes``; an unknown name is
+    kept, for :func:`make_grid` to refuse. ``costmodel sweep GRID --set`` and ``cm.sweep(GRID,
+    **axes)`` both merge so (``--set sizes=2MB`` over a file's ``size`` was refused as an axis
+    "given twice").
+
+    >>> overridden({"size": [8], "ranks": [8]}, "collective", {"sizes": "1MB"})
+    {'ranks': [8], 'sizes': '1MB'}
+    """
+
+    def name(key: str) -> str:
+        try:
+            return _axis(kind, key).name
+        except ValueError:
+            return key
+
+    named = {name(k) for k in axes}
+    return {**{k: v for k, v in base.items() if name(k) not in named}, **axes}

@@ -32,6 +32,11 @@ def output_format(path: str | os.PathLike[str]) -> str:
     ('parquet', 'csv')
     """
     p = Path(path)
+    if str(path).strip() == "-":  # the usual name of stdout: here the rows' CSV without -o
+        raise ValueError(
+            "output: '-' is no file; for CSV on stdout leave the output out (costmodel sweep "
+            "without -o), else give a file name ending in .csv, .parquet or .pq"
+        )
     suffix = p.suffix.lower()
     endings = list(OUTPUT_FORMATS)
     allowed = f"{', '.join(endings[:-1])} or {endings[-1]}"
@@ -373,7 +378,8 @@ class SweepSummary:
     failed_rows: int = 0
     """Rows whose answer was refused, kept with the reason in their ``error`` column."""
     errors: dict[str, int] = field(default_factory=dict)
-    """Each distinct ``error`` -> how many rows it refused, in the order first met."""
+    """Each distinct ``error`` -> how many rows it refused, in the order first met; each
+    reason as the file's ``error`` column says it (:func:`plain_errors`)."""
     unfit_rows: int = 0
     """Rows answered whose memory per GPU is more than their GPU has (``fits`` false): their
     step, days and dollars are for a configuration that cannot run."""
