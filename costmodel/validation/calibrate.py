@@ -812,6 +812,12 @@ def _number(value: Any, parse: Callable[..., float], name: str) -> float:
     return parse(value, name=name) if isinstance(value, str) else float(value)
 
 
+def _preset_name(name: str) -> str:
+    """``name`` as a preset name (lower-case ``[a-z0-9._-]``), for a calibration whose own
+    name or file name is not one (``My H100 run``)."""
+    return re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "calibration"
+
+
 def load_calibration(path: str | Path) -> Calibration:
     """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them.
 
@@ -834,6 +840,20 @@ def load_calibration(path: str | Path) -> Calibration:
             f'{path}: not a calibration preset (needs kind = "calibration" and [[fit]], '
             "[[candidate]] or [[fabric]] tables)"
         )
+    # the checks `--cluster FILE` makes (costmodel.presets.load): every key known, every value
+    # of its type and in its range, the base a cluster preset on the network the inter-node
+    # terms were fitted on; one line naming the file and the key, never a traceback
+    from costmodel import presets
+
+    data = {k: v for k, v in doc.items() if k not in ("kind", "preset")}
+    data.setdefault("name", _preset_name(path.stem))
+    data.setdefault("source", str(path))
+    try:
+        presets.check_calibration_base(
+            path, presets.check_calibration(path, data, require_units=False)
+        )
+    except presets.PresetError as exc:
+        raise ValueError(str(exc)) from None
     fits = []
     names = {f.name for f in Fit.__dataclass_fields__.values()}
     for entry in doc.get("fit", []):
@@ -923,7 +943,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
 
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     # a preset name must be lower-case [a-z0-9._-]; the predictor only needs the fits
-    safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
+    safe = _preset_name(cal.name)
     preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
     if (cal.candidates or cal.fabric) and cal.base:
         from costmodel.presets import cluster as load_cluster

@@ -1,0 +1,186 @@
+"""The calibration road end to end, as a cluster engineer uses it: ``calibrate`` a bundled log
+into a TOML, then hand it to every command that takes one (every number here comes from the
+bundled runs; nothing is a measurement of its own).
+
+- ``validate compare --calibration FILE`` (and the Validate page's upload, the same loader)
+  checks a hand-edited TOML as ``--cluster FILE`` does: one line naming the file, the key and
+  its range; an unknown key, a wrong type, NaN, a name that is not text, a base on another
+  network are refused, never a traceback, never applied.
+- A ``[[fabric]]`` or ``[[candidate]]`` table's ``fabric`` is a network the model knows,
+  ``measured`` names terms the fit has, and ``max_bytes`` is not below ``min_bytes``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from costmodel import presets
+from costmodel.validation.calibrate import load_calibration
+from tests._cli import one_line_error, run
+from tests._paths import NCCL_TESTS
+
+H100_LOG = next(NCCL_TESTS.glob("13a_*"))  # 1 x 4 H100 all_reduce
+POLARIS_LOG = next(NCCL_TESTS.glob("25a_*"))  # 2 x 4 A100 all_reduce over Slingshot
+CREATED = dt.datetime(2026, 12, 5, 3, 0, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def h100_toml(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cal") / "h100.toml"
+    r = run("calibrate", str(H100_LOG), "--cluster", "dgx-h100", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def polaris_toml(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cal") / "polaris.toml"
+    r = run("calibrate", str(POLARIS_LOG), "--cluster", "alcf-polaris", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+def _edited(src: Path, tmp_path: Path, old: str, new: str) -> Path:
+    text = src.read_text(encoding="utf-8")
+    assert old in text, old
+    out = tmp_path / "edited.toml"
+    out.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return out
+
+
+def _set(src: Path, tmp_path: Path, key: str, value: str) -> Path:
+    """``src`` with the first line ``key = ...`` set to ``key = value`` (a hand edit)."""
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if line.startswith(f"{key} = "))
+    lines[i] = f"{key} = {value}\n"
+    out = tmp_path / "edited.toml"
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
+# hand edits `--cluster FILE` refused and `validate compare --calibration FILE` applied,
+# ignored or crashed on: (key, value) or (old text, new text), and what the one line names
+HAND_EDITS = {
+    "name not text": (("name", "5"), ["name:", "valid string"]),
+    "typo key": (
+        ('fabric = "none"\n', 'fabric = "none"\nlatency_scal = 2.0\n'),
+        ["fabric.latency_scal: unknown key", "latency_scale"],
+    ),
+    "unknown top key": (
+        ('placement = "out-of-place"\n', 'placement = "out-of-place"\nbogus = 3\n'),
+        ["bogus: unknown key"],
+    ),
+    "bool term": (("host_floor_scale", "true"), ["fabric.host_floor_scale", "(0, 1,000]"]),
+    "NaN fit error": (("rms_rel_error", "nan"), ["fit.rms_rel_error", "nan"]),
+}
+
+
+def _apply(src: Path, tmp_path: Path, edit: tuple[str, str]) -> Path:
+    key, value = edit
+    return _edited(src, tmp_path, key, value) if "\n" in key else _set(src, tmp_path, key, value)
+
+
+@pytest.mark.parametrize("case", sorted(HAND_EDITS))
+def test_compare_refuses_a_hand_edited_calibration_as_cluster_does(
+    case: str, h100_toml: Path, tmp_path: Path
+) -> None:
+    edit, fragments = HAND_EDITS[case]
+    bad = _apply(h100_toml, tmp_path, edit)
+    cluster_line = one_line_error(
+        run("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"), str(bad)
+    )
+    compare_line = one_line_error(
+        run("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+        f"--calibration: {bad}: ",
+        *fragments,
+    )
+    # the same reason on both roads: the key and what is allowed
+    assert cluster_line.split(f"{bad}: ", 1)[1] == compare_line.split(f"{bad}: ", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragments"),
+    [
+        ("latency_scale", "nan", ["fabric.latency_scale", "must be in (0, 1,000], got nan"]),
+        ("host_floor_scale", "1e300", ["fabric.host_floor_scale", "(0, 1,000]"]),
+        ("host_floor_scale", "-2.0", ["fabric.host_floor_scale", "(0, 1,000]"]),
+        ("latency_s", '"-4e-06s"', ["fit.latency_s", "[0 s, 1 s]"]),
+        ("bandwidth_bytes_per_s", '"0B/s"', ["fit.bandwidth_bytes_per_s", "(0 B/s, 100 TB/s]"]),
+    ],
+)
+def test_compare_names_the_file_key_and_range_in_one_line(
+    key: str, value: str, fragments: list[str], h100_toml: Path, tmp_path: Path
+) -> None:
+    """Not the whole [[fit]] table dumped, not pydantic's one bound ("less than or equal to
+    1000" for NaN), not 'calibration ... is not a valid preset' without the file."""
+    bad = _set(h100_toml, tmp_path, key, value)
+    line = one_line_error(
+        run("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+        f"--calibration: {bad}: ",
+        *fragments,
+    )
+    assert "{" not in line  # no table dumped
+
+
+def test_compare_refuses_a_base_on_another_network(polaris_toml: Path, tmp_path: Path) -> None:
+    """Slingshot's fitted NIC share and hop latency carried onto InfiniBand: `--cluster FILE`
+    refused it, `validate compare --calibration FILE` predicted with it."""
+    bad = _set(polaris_toml, tmp_path, "base", '"dgx-a100"')
+    one_line_error(
+        run("validate", "compare", str(POLARIS_LOG), "--calibration", str(bad)),
+        "fabric.fabric: 'slingshot'",
+        "dgx-a100",
+        "allowed: 'infiniband'",
+    )
+
+
+def test_compare_names_base_not_name_for_an_unknown_base(h100_toml: Path, tmp_path: Path) -> None:
+    bad = _set(h100_toml, tmp_path, "base", '"dgx-h1000"')
+    line = one_line_error(
+        run("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+        f"{bad}: base: no cluster preset named 'dgx-h1000'",
+        "closest: dgx-h100",
+    )
+    assert "name:" not in line
+
+
+def test_load_calibration_keeps_reading_bare_numbers(h100_toml: Path, tmp_path: Path) -> None:
+    """Older files wrote quantities as bare numbers (write_calibration's docstring)."""
+    lat = tomllib.loads(h100_toml.read_text(encoding="utf-8"))["fit"][0]["latency_s"]
+    old = _set(h100_toml, tmp_path, "latency_s", repr(float(lat.removesuffix("s"))))
+    assert load_calibration(old).fits[0].latency_s == load_calibration(h100_toml).fits[0].latency_s
+
+
+# --- the schema: a table's network, its measured terms, its size range --------------------------
+@pytest.mark.parametrize(
+    ("key", "value", "fragments"),
+    [
+        ("fabric", '"warp"', ["fabric.fabric", "'infiniband'", "'warp'"]),
+        ("measured", '["latency_scal"]', ["fabric.measured", "'latency_scale'"]),
+        ("max_bytes", '"1B"', ["fabric: max_bytes: 1 B is below min_bytes (8 B)"]),
+    ],
+)
+def test_a_fabric_table_is_checked_on_both_roads(
+    key: str, value: str, fragments: list[str], h100_toml: Path, tmp_path: Path
+) -> None:
+    """An unknown network, a term the fit has not, or a size range upside down were loaded
+    on every road and used (or ignored) without a word."""
+    text = h100_toml.read_text(encoding="utf-8")
+    if key == "measured":  # a list over several lines
+        start = text.index("measured = [")
+        end = text.index("]\n", start) + 2
+        bad = tmp_path / "edited.toml"
+        bad.write_text(text[:start] + f"measured = {value}\n" + text[end:], encoding="utf-8")
+    else:
+        bad = _set(h100_toml, tmp_path, key, value)
+    for args in (
+        ("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
+        ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+    ):
+        one_line_error(run(*args), str(bad), *fragments)
+    with pytest.raises(presets.PresetError, match="fabric"):
+        presets.cluster(str(bad))
