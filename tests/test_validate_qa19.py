@@ -184,3 +184,21 @@ def test_a_fabric_table_is_checked_on_both_roads(
         one_line_error(run(*args), str(bad), *fragments)
     with pytest.raises(presets.PresetError, match="fabric"):
         presets.cluster(str(bad))
+
+
+# --- load -> save -> load ----------------------------------------------------------------------
+@pytest.mark.parametrize("which", ["h100_toml", "polaris_toml"])
+def test_a_calibration_round_trips_byte_for_byte(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Saved again, a loaded calibration is the file it was read from (its `created` stamp
+    given back): the [[fabric]] table's source, the only place the shares of each fitted shift
+    kept are said, was rewritten without them."""
+    from costmodel.validation.calibrate import write_calibration
+
+    src: Path = request.getfixturevalue(which)
+    created = dt.datetime.fromisoformat(tomllib.loads(src.read_text(encoding="utf-8"))["created"])
+    again = write_calibration(load_calibration(src), tmp_path / src.name, created=created)
+    assert "kept: " in src.read_text(encoding="utf-8")
+    assert again.read_text(encoding="utf-8") == src.read_text(encoding="utf-8")
+    assert load_calibration(again) == load_calibration(src)

@@ -1294,6 +1294,9 @@ class FabricFit:
     kept: dict[str, float] = field(default_factory=dict)  # share of each fitted shift kept
     #: the unshrunk fit of the terms the shrinkage moved, used on the ops and shapes measured
     measured_shape: dict[str, float] = field(default_factory=dict)
+    #: the table's ``source`` as read from a file (:func:`_fabric_from_entry`): written back
+    #: as it was, since the shares kept (``kept``) are said only there
+    written_source: str = ""
 
     def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricFit:
         """These terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit
@@ -1343,8 +1346,10 @@ class FabricFit:
             min_bytes=f"{int(self.min_bytes)}B",
             max_bytes=f"{int(self.max_bytes)}B",
             points=int(self.points),
-            source=f"fitted (robust least squares on log time) to {self.points} measured points "
-            f"from {source}" + self._kept_note(),
+            source=self.written_source
+            or f"fitted (robust least squares on log time) to {self.points} measured points "
+            f"from {source}"
+            + self._kept_note(),
         )
         return out
 
@@ -1374,6 +1379,7 @@ def _fabric_from_entry(e: dict[str, Any]) -> FabricFit:
         points=int(e.get("points", 0)),
         rms_log_error=math.nan,
         measured_shape=own,
+        written_source=str(e.get("source", "")),
     )
 
 
