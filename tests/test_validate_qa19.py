@@ -202,3 +202,30 @@ def test_a_calibration_round_trips_byte_for_byte(
     assert "kept: " in src.read_text(encoding="utf-8")
     assert again.read_text(encoding="utf-8") == src.read_text(encoding="utf-8")
     assert load_calibration(again) == load_calibration(src)
+
+
+def test_the_validate_page_refuses_a_hand_edited_calibration_as_the_cli_does(
+    h100_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's "Calibration TOML" box reads through load_calibration: a typo'd key was
+    dropped there and the comparison made without the term."""
+    import streamlit
+
+    from costmodel.web.page_validate import CALIBRATION_BOX
+    from tests.test_app import _text
+    from tests.test_app_qa22 import _page
+
+    bad = _set(h100_toml, tmp_path, "latency_scale", "2.0\nlatency_scal = 2.0")
+    streamlit.cache_data.clear()
+    try:
+        page = _page(monkeypatch, H100_LOG, "edited.toml", bad.read_bytes())
+    finally:
+        streamlit.cache_data.clear()
+    errors = [_text(e.value).replace("**", "") for e in page.at.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(f"{CALIBRATION_BOX}: edited.toml: fabric.latency_scal: unknown key")
+    assert not page.at.metric  # no comparison made without the term
+    cli_line = one_line_error(
+        run("validate", "compare", str(H100_LOG), "--calibration", str(bad)), "latency_scal"
+    )
+    assert cli_line.split(f"{bad}: ", 1)[1] in errors[0]
