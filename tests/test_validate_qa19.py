@@ -229,3 +229,31 @@ def test_the_validate_page_refuses_a_hand_edited_calibration_as_the_cli_does(
         run("validate", "compare", str(H100_LOG), "--calibration", str(bad)), "latency_scal"
     )
     assert cli_line.split(f"{bad}: ", 1)[1] in errors[0]
+
+
+# --- the same question, the same answer on every road ------------------------------------------
+def test_compare_with_a_calibration_names_the_algorithm_each_row_was_predicted_with(
+    h100_toml: Path, tmp_path: Path
+) -> None:
+    """`validate compare --calibration` left predicted_algorithm empty (its summary then
+    pooled ring and NVLS rows under "auto") where `--cluster` fills it; each row's is the
+    algorithm `collective --cluster FILE` answers with at that size and launch."""
+    import pandas as pd
+
+    from costmodel.predict import predict_collective
+
+    out = tmp_path / "cmp.csv"
+    r = run("validate", "compare", str(H100_LOG), "--calibration", str(h100_toml), "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    rows = pd.read_csv(out)
+    assert rows["predicted_algorithm"].notna().all()
+    assert set(rows["algorithm"]) == set(rows["predicted_algorithm"]) == {"ring", "nvls"}
+    for (size, gpp), group in rows.groupby(["size_bytes", "gpus_per_process"]):
+        p = predict_collective(
+            "all_reduce",
+            float(size),
+            presets.cluster(str(h100_toml), gpus_per_node=4),
+            gpus_per_process=int(gpp),
+        )
+        assert set(group["predicted_algorithm"]) == {p.algorithm}, size
+        assert group["predicted_time_s"].iloc[0] == pytest.approx(float(p.time_s), rel=1e-12)

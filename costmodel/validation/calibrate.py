@@ -950,7 +950,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
 
         base = load_cluster(cal.base).model_copy(update={"calibration": preset})
 
-        def realistic(
+        def realistic_prediction(
             op: str,
             message_bytes: Any,
             ranks: int,
@@ -960,7 +960,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             gpus_per_process: int = 1,
             nvls: bool | None = None,
             collnet_enabled: bool = False,
-        ) -> np.ndarray:
+        ) -> Any:
             if int(ranks) % int(nodes):
                 raise must_be("ranks", f"a multiple of the {nodes} `nodes`", ranks)
             gpus = int(ranks) // int(nodes)
@@ -981,9 +981,39 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
                 nvls=nvls,
                 collnet_enabled=bool(collnet_enabled),
             )
-            return np.asarray(p.time_s, float)
+            return p
+
+        def realistic(
+            op: str,
+            message_bytes: Any,
+            ranks: int,
+            nodes: int = 1,
+            algorithm: str | None = None,
+            protocol: str | None = None,
+            gpus_per_process: int = 1,
+            nvls: bool | None = None,
+            collnet_enabled: bool = False,
+        ) -> np.ndarray:
+            return np.asarray(
+                realistic_prediction(
+                    op,
+                    message_bytes,
+                    ranks,
+                    nodes,
+                    algorithm,
+                    protocol,
+                    gpus_per_process,
+                    nvls,
+                    collnet_enabled,
+                ).time_s,
+                float,
+            )
 
         realistic.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
+        # the whole prediction (time and the algorithm NCCL's choice ran), as
+        # compare.cluster_predictor's, so validate compare --calibration fills
+        # predicted_algorithm as --cluster does (compare calls it where it is given)
+        realistic.prediction = realistic_prediction  # type: ignore[attr-defined]
         return realistic
 
     def predictor(
