@@ -257,3 +257,33 @@ def test_compare_with_a_calibration_names_the_algorithm_each_row_was_predicted_w
         )
         assert set(group["predicted_algorithm"]) == {p.algorithm}, size
         assert group["predicted_time_s"].iloc[0] == pytest.approx(float(p.time_s), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("rms_rel_error", "nan", "fit.rms_rel_error: must be in [0, inf), got nan"),
+        ("cv_max_abs_rel_error", "-1.0", "fit.cv_max_abs_rel_error: must be in [0, inf), got -1.0"),
+        ("points", "-5", "fit.points: must be in [0, inf), got -5"),
+    ],
+)
+def test_a_fit_key_is_refused_with_its_range_as_a_fabric_key_is(
+    key: str, value: str, said: str, h100_toml: Path, tmp_path: Path
+) -> None:
+    """The [[fit]] tables are read under their alias `fit` (the model's field is `fits`): the
+    range lookup missed them and said pydantic's one bound ("greater than or equal to 0",
+    also for a NaN)."""
+    bad = _set(h100_toml, tmp_path, key, value)
+    for args in (
+        ("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
+        ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+    ):
+        line = one_line_error(run(*args), f"{bad}: {said}")
+        assert "greater than" not in line
+
+
+def test_the_range_lookup_follows_a_field_alias() -> None:
+    from costmodel._limits import field_range
+
+    assert field_range("CalibrationPreset", "fit.latency_s") == "[0 s, 1 s]"
+    assert field_range("CalibrationPreset", "fits.latency_s") == "[0 s, 1 s]"
