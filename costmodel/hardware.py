@@ -676,6 +676,22 @@ class CollectiveFit(_Frozen):
         op = info.data.get("op")
         return value if op is None else textbook_algorithm(op, value)
 
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        """'auto' or an NCCL protocol, in the spelling calibrate writes (``LL128`` ->
+        ``ll128``): a typo was kept and then never matched a pinned protocol, so its fit was
+        silently passed over for another."""
+        from .tables import NCCL_PROTOCOLS
+
+        key = value.lower().replace("_", "").replace("-", "")
+        if key != "auto" and key not in NCCL_PROTOCOLS:
+            raise ValueError(
+                f"protocol: {value!r} is not an NCCL protocol; allowed: auto, "
+                f"{', '.join(NCCL_PROTOCOLS)}"
+            )
+        return key
+
     @field_validator("ranks")
     @classmethod
     def _check_ranks(cls, value: tuple[int, ...]) -> tuple[int, ...]:

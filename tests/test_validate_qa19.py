@@ -287,3 +287,22 @@ def test_the_range_lookup_follows_a_field_alias() -> None:
 
     assert field_range("CalibrationPreset", "fit.latency_s") == "[0 s, 1 s]"
     assert field_range("CalibrationPreset", "fits.latency_s") == "[0 s, 1 s]"
+
+
+def test_a_fit_protocol_is_an_nccl_protocol(h100_toml: Path, tmp_path: Path) -> None:
+    """A protocol no NCCL has was kept and never matched a pinned run, whose rows then took
+    another fit without a word; NCCL's own spelling (LL128) reads as calibrate writes it."""
+    bad = _set(h100_toml, tmp_path, "protocol", '"ll129"')
+    for args in (
+        ("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
+        ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+    ):
+        one_line_error(
+            run(*args),
+            f"{bad}: fit.protocol: 'll129' is not an NCCL protocol; allowed: auto, ll, ll128",
+        )
+    nccl_spelling = _set(h100_toml, tmp_path, "protocol", '"LL128"')
+    assert load_calibration(nccl_spelling).fits[0].protocol == "ll128"
+    cluster = presets.cluster(str(nccl_spelling))
+    assert cluster.calibration is not None
+    assert cluster.calibration.fits[0].protocol == "ll128"

@@ -849,16 +849,16 @@ def load_calibration(path: str | Path) -> Calibration:
     data.setdefault("name", _preset_name(path.stem))
     data.setdefault("source", str(path))
     try:
-        presets.check_calibration_base(
-            path, presets.check_calibration(path, data, require_units=False)
-        )
+        checked = presets.check_calibration(path, data, require_units=False)
+        presets.check_calibration_base(path, checked)
     except presets.PresetError as exc:
         raise ValueError(str(exc)) from None
     fits = []
     names = {f.name for f in Fit.__dataclass_fields__.values()}
-    for entry in doc.get("fit", []):
+    for entry, valid in zip(doc.get("fit", []), checked.fits, strict=True):
         values = {k: v for k, v in entry.items() if k in names}
         values["ranks"] = tuple(values.get("ranks", ()))
+        values["protocol"] = valid.protocol  # in calibrate's spelling (LL128 -> ll128)
         try:
             values["latency_s"] = _number(values["latency_s"], parse_duration, "latency_s")
             values["bandwidth_bytes_per_s"] = _number(
