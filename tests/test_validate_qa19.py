@@ -306,3 +306,31 @@ def test_a_fit_protocol_is_an_nccl_protocol(h100_toml: Path, tmp_path: Path) -> 
     cluster = presets.cluster(str(nccl_spelling))
     assert cluster.calibration is not None
     assert cluster.calibration.fits[0].protocol == "ll128"
+
+
+@pytest.mark.parametrize("what", ["deep", "large"])
+def test_compare_bounds_a_calibration_file_as_cluster_does(
+    what: str, h100_toml: Path, tmp_path: Path
+) -> None:
+    """A value nested 5,000 deep overflowed tomllib's recursion on `validate compare
+    --calibration` (a traceback) where `--cluster FILE` refuses it by its depth; a file over the
+    preset files' size bound is refused before it is parsed."""
+    from costmodel.presets import MAX_PRESET_FILE_BYTES
+
+    extra = (
+        "x = " + "[" * 5000 + "]" * 5000 if what == "deep" else "# " + "x" * MAX_PRESET_FILE_BYTES
+    )
+    bad = _edited(
+        h100_toml,
+        tmp_path,
+        'placement = "out-of-place"\n',
+        f'placement = "out-of-place"\n{extra}\n',
+    )
+    said = (
+        "deep; allowed: at most" if what == "deep" else f"at most {MAX_PRESET_FILE_BYTES:,} bytes"
+    )
+    for args in (
+        ("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
+        ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
+    ):
+        one_line_error(run(*args), str(bad), said)

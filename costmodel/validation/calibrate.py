@@ -824,12 +824,28 @@ def load_calibration(path: str | Path) -> Calibration:
     The bytes are decoded as logs, results and grid files are (:mod:`costmodel.textfile`: UTF-8,
     UTF-16/32 by a byte-order mark, as a copy through a PowerShell 5 redirect has)."""
     from costmodel import textfile
+    from costmodel.presets import MAX_PRESET_FILE_BYTES, MAX_PRESET_NESTING, toml_nesting
     from costmodel.units import parse_duration, parse_rate
 
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        doc = tomllib.loads(textfile.decode_text(raw, str(path), what="calibration"))
+        # the size and nesting a preset file is bounded by (presets.read_toml_bounded), before
+        # parsing: a deeply nested value overflowed tomllib's recursion (a traceback)
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_PRESET_FILE_BYTES + 1)
+        if len(raw) > MAX_PRESET_FILE_BYTES:
+            raise ValueError(
+                f"{path}: cannot read calibration TOML: over {MAX_PRESET_FILE_BYTES:,} bytes; "
+                f"allowed: at most {MAX_PRESET_FILE_BYTES:,} bytes"
+            )
+        text = textfile.decode_text(raw, str(path), what="calibration")
+        depth = toml_nesting(text)
+        if depth > MAX_PRESET_NESTING:
+            raise ValueError(
+                f"{path}: cannot read calibration TOML: it nests arrays or tables {depth} deep; "
+                f"allowed: at most {MAX_PRESET_NESTING}"
+            )
+        doc = tomllib.loads(text)
     except textfile.TextDecodeError as exc:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc.message}") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
