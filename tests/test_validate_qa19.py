@@ -334,3 +334,20 @@ def test_compare_bounds_a_calibration_file_as_cluster_does(
         ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),
     ):
         one_line_error(run(*args), str(bad), said)
+
+
+def test_calibrate_warns_when_its_name_is_a_cluster_presets(tmp_path: Path) -> None:
+    """`calibrate ... --cluster dgx-h100 -o dgx-h100.toml` wrote a calibration named as its
+    base; loaded by path it works, but a presets folder holding it refused every command
+    (also ones on other clusters) after the fact. Said when it is written, not refused."""
+    out = tmp_path / "dgx-h100.toml"
+    r = run("calibrate", str(H100_LOG), "--cluster", "dgx-h100", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    warned = [line for line in r.stderr.splitlines() if "--name: 'dgx-h100'" in line]
+    assert len(warned) == 1, r.stderr
+    assert "cluster preset" in warned[0] and "--name dgx-h100-calibrated" in warned[0]
+    assert presets.cluster(str(out)).calibration is not None  # by path: loads
+    with pytest.raises(presets.PresetError, match="dgx-h100"):  # in a presets folder: refused
+        presets.cluster("dgx-a100", dirs=[str(tmp_path)])
+    fine = run("calibrate", str(H100_LOG), "--cluster", "dgx-h100", "-o", str(tmp_path / "x.toml"))
+    assert fine.exit_code == 0 and "--name:" not in fine.stderr
