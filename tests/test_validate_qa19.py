@@ -351,3 +351,26 @@ def test_calibrate_warns_when_its_name_is_a_cluster_presets(tmp_path: Path) -> N
         presets.cluster("dgx-a100", dirs=[str(tmp_path)])
     fine = run("calibrate", str(H100_LOG), "--cluster", "dgx-h100", "-o", str(tmp_path / "x.toml"))
     assert fine.exit_code == 0 and "--name:" not in fine.stderr
+
+
+def test_predict_says_why_a_calibrated_band_is_unknown_as_collective_does(h100_toml: Path) -> None:
+    """The same question on the same calibrated cluster: `collective` (and the sweep) said
+    "a calibration answers: ...", `predict` "calibrated fit: its error is the calibration
+    report's", two reasons for one '± ?'."""
+    import json
+
+    asked = ("--cluster", str(h100_toml), "--size", "4KiB", "--gpus-per-node", "4", "--json")
+    one = run("collective", "all_reduce", *asked)
+    two = run("predict", "--op", "all_reduce", *asked)
+    assert one.exit_code == two.exit_code == 0, (one.stderr, two.stderr)
+    (a,) = json.loads(one.stdout)["results"]
+    (b,) = json.loads(two.stdout)["results"]
+    assert a["time_s"] == b["time_s"]
+    assert a["band_note"] == b["band_note"]
+    assert a["band_note"].startswith("a calibration answers")
+    text_one = run("collective", "all_reduce", *asked[:-1]).stdout
+    text_two = run("predict", "--op", "all_reduce", *asked[:-1]).stdout
+    said = [line for line in text_one.splitlines() if line.startswith("expected_error:")]
+    assert said and said == [
+        line for line in text_two.splitlines() if line.startswith("expected_error:")
+    ]
