@@ -616,13 +616,28 @@ def _field_info(model: str, field: str) -> Any:
     info = None
     for part in field.split("."):
         fields = getattr(cls, "model_fields", None)
-        info = fields.get(part) if isinstance(fields, dict) else None
+        if not isinstance(fields, dict):
+            return None
+        # a field is named in a refusal by the key the file spelled (a calibration's [[fit]]
+        # tables are `fits`, read under their alias `fit`): look it up by its aliases too
+        info = fields.get(part) or next((f for f in fields.values() if part in _aliases(f)), None)
         if info is None:
             return None
         # the next part's model: the field's class, or one of its union's (``Link | None``)
         ann = info.annotation
         cls = next((c for c in (ann, *typing.get_args(ann)) if hasattr(c, "model_fields")), None)
     return info
+
+
+def _aliases(info: Any) -> set[str]:
+    """The names a pydantic field is read under besides its own: ``alias`` and the
+    ``validation_alias`` (one name or ``AliasChoices``' plain names)."""
+    names = {info.alias} if isinstance(info.alias, str) else set()
+    va = info.validation_alias
+    if isinstance(va, str):
+        names.add(va)
+    names.update(c for c in getattr(va, "choices", ()) if isinstance(c, str))
+    return names
 
 
 def _constraints(info: Any) -> list[Any]:

@@ -597,6 +597,16 @@ CollectiveOp = Op  # tables.Op: the one list of collectives
 #: A count a calibration's rows measured (ranks, nodes, GPUs per node): a whole number >= 1.
 #: A hand-edited 0 or -8 read silently and only stopped the measured shape from applying.
 MeasuredCount = Annotated[int, Field(ge=1)]
+#: The fabric terms a calibration can fit (``FabricCalibration.measured``), as
+#: :func:`costmodel.validation.calibrate.fit_fabric` names them.
+FabricTerm = Literal[
+    "bandwidth_efficiency",
+    "latency_scale",
+    "host_floor_scale",
+    "nic_efficiency",
+    "net_latency_us",
+    "duplex_efficiency",
+]
 
 
 def textbook_algorithm(op: str, algorithm: str) -> str:
@@ -666,6 +676,22 @@ class CollectiveFit(_Frozen):
         op = info.data.get("op")
         return value if op is None else textbook_algorithm(op, value)
 
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        """'auto' or an NCCL protocol, in the spelling calibrate writes (``LL128`` ->
+        ``ll128``): a typo was kept and then never matched a pinned protocol, so its fit was
+        silently passed over for another."""
+        from .tables import NCCL_PROTOCOLS
+
+        key = value.lower().replace("_", "").replace("-", "")
+        if key != "auto" and key not in NCCL_PROTOCOLS:
+            raise ValueError(
+                f"protocol: {value!r} is not an NCCL protocol; allowed: auto, "
+                f"{', '.join(NCCL_PROTOCOLS)}"
+            )
+        return key
+
     @field_validator("ranks")
     @classmethod
     def _check_ranks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
@@ -709,7 +735,7 @@ class CandidateCalibration(_Frozen):
 
     op: CollectiveOp = Field(description="collective")
     level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
-    fabric: str = Field("none", description="network between nodes at this level")
+    fabric: Fabric = Field("none", description="network between nodes at this level")
     algorithm: str = Field(description="NCCL algorithm (ring, tree, nvls, ...) or '*'")
     protocol: str = Field(description="NCCL protocol (ll, ll128, simple) or '*'")
     bandwidth_efficiency: float = Field(gt=0, le=100, description="eta: bandwidth multiplier")
@@ -725,6 +751,21 @@ class CandidateCalibration(_Frozen):
     max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points this candidate was chosen on")
     source: Source
+
+    @model_validator(mode="after")
+    def _check_size_range(self) -> Self:
+        _sizes_in_order(self.min_bytes, self.max_bytes)
+        return self
+
+
+def _sizes_in_order(min_bytes: int | None, max_bytes: int | None) -> None:
+    """Refuse a fitted size range whose ``max_bytes`` lies below its ``min_bytes`` (a
+    hand-edited calibration: no run measured such a range)."""
+    if min_bytes is not None and max_bytes is not None and max_bytes < min_bytes:
+        raise ValueError(
+            f"max_bytes: {max_bytes} B is below min_bytes ({min_bytes} B); allowed: "
+            f"[{min_bytes} B, 10 TB] (the largest size fitted, at least the smallest)"
+        )
 
 
 class FabricShapeTerms(_Frozen):
@@ -768,7 +809,7 @@ class FabricCalibration(_Frozen):
     """
 
     level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
-    fabric: str = Field("none", description="network between nodes at this level")
+    fabric: Fabric = Field("none", description="network between nodes at this level")
     bandwidth_efficiency: float = Field(1.0, gt=0, le=100, description="eta: bandwidth multiplier")
     latency_scale: float = Field(1.0, gt=0, le=1000, description="lambda: latency multiplier")
     host_floor_scale: float = Field(1.0, gt=0, le=1000, description="host floor multiplier")
@@ -781,7 +822,9 @@ class FabricCalibration(_Frozen):
     duplex_efficiency: float | None = Field(
         None, gt=0, le=1, description="share each direction gets on a host-staged path"
     )
-    measured: tuple[str, ...] = Field((), strict=False, description="terms the rows constrained")
+    measured: tuple[FabricTerm, ...] = Field(
+        (), strict=False, description="terms the rows constrained"
+    )
     ops: tuple[CollectiveOp, ...] = Field((), strict=False, description="ops measured")
     nodes: tuple[MeasuredCount, ...] = Field((), strict=False, description="node counts measured")
     gpus_per_node: tuple[MeasuredCount, ...] = Field(
@@ -794,6 +837,11 @@ class FabricCalibration(_Frozen):
     measured_shape: FabricShapeTerms | None = Field(
         None, description="the unshrunk fit, used on the ops and node/GPU counts measured"
     )
+
+    @model_validator(mode="after")
+    def _check_size_range(self) -> Self:
+        _sizes_in_order(self.min_bytes, self.max_bytes)
+        return self
 
     def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricCalibration:
         """The terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit

@@ -98,6 +98,8 @@ __all__ = [
     "PresetRow",
     "names",
     "load",
+    "check_calibration",
+    "check_calibration_base",
     "cluster",
     "listing",
     "schema",
@@ -341,9 +343,9 @@ def _read(path: Path, folder_kind: str | None, origin: str, *, by_path: bool = F
             'must say preset = "gpu" | "link" | "cluster" | "calibration"'
         )
     name = data.get("name", path.stem)
-    if by_path and isinstance(name, str):
+    if by_path:  # a name that is not text is refused by the validation, naming its type
         data["name"] = name
-        return _File(name=name, kind=kind, path=str(path), origin=origin, data=data)
+        return _File(name=str(name), kind=kind, path=str(path), origin=origin, data=data)
     if name != path.stem:
         raise PresetError(
             f"{path}: name: {name!r} differs from the file name; allowed: {path.stem!r} "
@@ -456,10 +458,7 @@ class _Registry:
 
     def _calibrated(self, f: _File) -> BaseModel:
         """A calibration: the base cluster carrying it, or the bare calibration without base."""
-        try:
-            cal = CalibrationPreset.model_validate(f.data, context={REQUIRE_UNITS: True})
-        except ValidationError as exc:
-            raise _explain(f.path, CalibrationPreset, exc, f.data) from None
+        cal = check_calibration(f.path, f.data)
         if cal.base is None:
             return cal
         ref = self.files.get(cal.base)
@@ -496,6 +495,40 @@ class _Registry:
             return model.model_validate(data, context={REQUIRE_UNITS: True})
         except ValidationError as exc:
             raise _explain(f.path, model, exc, f.data) from None
+
+
+def check_calibration(
+    path: Any, data: dict[str, Any], *, require_units: bool = True
+) -> CalibrationPreset:
+    """The calibration table ``data`` of the file ``path`` (without its ``kind``/``preset``
+    key), validated; a refusal names the file and each key refused with its range
+    (:func:`_explain`). One check for every road that reads a calibration: a cluster preset
+    (:func:`load`, ``--cluster FILE``) and
+    :func:`costmodel.validation.calibrate.load_calibration` (``validate compare
+    --calibration``, the Validate page's upload), which passes ``require_units=False`` for
+    older files with bare numbers."""
+    try:
+        return CalibrationPreset.model_validate(data, context={REQUIRE_UNITS: require_units})
+    except ValidationError as exc:
+        raise _explain(str(path), CalibrationPreset, exc, data) from None
+
+
+def check_calibration_base(path: Any, cal: CalibrationPreset) -> Cluster | None:
+    """The base cluster of ``cal`` (None without one), refused as :func:`load` refuses a
+    calibration by path: an unknown ``base`` names the closest presets, and inter-node terms
+    fitted on another network than the base's are refused (:func:`_check_fabric_of_base`)."""
+    if cal.base is None:
+        return None
+    reg = _registry()
+    ref = reg.files.get(cal.base)
+    base = reg.models.get(cal.base)
+    if ref is None or ref.kind != "cluster" or not isinstance(base, Cluster):
+        pool = sorted(n for n, g in reg.files.items() if g.kind == "cluster")
+        close = difflib.get_close_matches(cal.base, pool, n=3, cutoff=0.5)
+        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
+        raise PresetError(f"{path}: base: no cluster preset named {cal.base!r}; {hint}")
+    _check_fabric_of_base(path, cal, base)
+    return base
 
 
 def _check_fabric_of_base(path: Any, cal: CalibrationPreset, base: Cluster) -> None:

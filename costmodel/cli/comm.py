@@ -857,7 +857,11 @@ def predict(
             for o in ops
         ]
         frames = [pred.to_frame() for pred in preds]
-        notes = [None if p.error_band is None else p.error_band.note for p in preds]
+        from ..sweep.evaluate import _band_note as sweep_band_note
+
+        # why a band is unknown in the words collective and the sweep say it (a calibrated
+        # fit's: "a calibration answers: ..."), for the same question on the same cluster
+        notes = [None if p.error_band is None else sweep_band_note(p.error_band) for p in preds]
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     # why a row's band is unknown (its op's note), "" where the band is known
     band_notes = None

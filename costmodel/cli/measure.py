@@ -1552,6 +1552,29 @@ def _check_preset_name(name: str | None, output: Path) -> None:
     )
 
 
+def _shadowed_preset(name: str) -> str | None:
+    """Why a calibration named ``name`` cannot join a presets folder, when a GPU, link or
+    cluster preset already has the name (``-o dgx-h100.toml --cluster dgx-h100``: the file
+    loads by its path, but in a presets folder a preset is overridden only by one of its kind,
+    so that folder, and every command given it, was refused afterwards); None otherwise."""
+    from .. import presets
+
+    try:
+        other = next(
+            (r for r in presets.listing() if r.name == name and r.kind != "calibration"), None
+        )
+    except presets.PresetError:  # a presets folder that does not load is refused elsewhere
+        return None
+    if other is None:
+        return None
+    return (
+        f"--name: {name!r} is also the name of the {other.kind} preset {other.path}: the "
+        "calibration loads by its path (--cluster FILE), but a presets folder (--presets-dir, "
+        f"COSTMODEL_PRESETS) holding it is refused; give --name {name}-calibrated, or name the "
+        "file so"
+    )
+
+
 def calibrate(
     results: Annotated[
         Path,
@@ -1698,6 +1721,10 @@ def calibrate(
             f"costmodel: warning: {n}" for n in (*notices, *findings)
         ]
         said += [f"costmodel: warning: not fitted: {line}" for line in skipped_files]
+    shadowed = _shadowed_preset(name or output.stem)
+    if shadowed:
+        notices.append(shadowed)
+        said.append(f"costmodel: warning: {shadowed}")
     try:
         c = cal.calibrate(
             measured,

@@ -812,18 +812,40 @@ def _number(value: Any, parse: Callable[..., float], name: str) -> float:
     return parse(value, name=name) if isinstance(value, str) else float(value)
 
 
+def _preset_name(name: str) -> str:
+    """``name`` as a preset name (lower-case ``[a-z0-9._-]``), for a calibration whose own
+    name or file name is not one (``My H100 run``)."""
+    return re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "calibration"
+
+
 def load_calibration(path: str | Path) -> Calibration:
     """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them.
 
     The bytes are decoded as logs, results and grid files are (:mod:`costmodel.textfile`: UTF-8,
     UTF-16/32 by a byte-order mark, as a copy through a PowerShell 5 redirect has)."""
     from costmodel import textfile
+    from costmodel.presets import MAX_PRESET_FILE_BYTES, MAX_PRESET_NESTING, toml_nesting
     from costmodel.units import parse_duration, parse_rate
 
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        doc = tomllib.loads(textfile.decode_text(raw, str(path), what="calibration"))
+        # the size and nesting a preset file is bounded by (presets.read_toml_bounded), before
+        # parsing: a deeply nested value overflowed tomllib's recursion (a traceback)
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_PRESET_FILE_BYTES + 1)
+        if len(raw) > MAX_PRESET_FILE_BYTES:
+            raise ValueError(
+                f"{path}: cannot read calibration TOML: over {MAX_PRESET_FILE_BYTES:,} bytes; "
+                f"allowed: at most {MAX_PRESET_FILE_BYTES:,} bytes"
+            )
+        text = textfile.decode_text(raw, str(path), what="calibration")
+        depth = toml_nesting(text)
+        if depth > MAX_PRESET_NESTING:
+            raise ValueError(
+                f"{path}: cannot read calibration TOML: it nests arrays or tables {depth} deep; "
+                f"allowed: at most {MAX_PRESET_NESTING}"
+            )
+        doc = tomllib.loads(text)
     except textfile.TextDecodeError as exc:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc.message}") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -834,11 +856,25 @@ def load_calibration(path: str | Path) -> Calibration:
             f'{path}: not a calibration preset (needs kind = "calibration" and [[fit]], '
             "[[candidate]] or [[fabric]] tables)"
         )
+    # the checks `--cluster FILE` makes (costmodel.presets.load): every key known, every value
+    # of its type and in its range, the base a cluster preset on the network the inter-node
+    # terms were fitted on; one line naming the file and the key, never a traceback
+    from costmodel import presets
+
+    data = {k: v for k, v in doc.items() if k not in ("kind", "preset")}
+    data.setdefault("name", _preset_name(path.stem))
+    data.setdefault("source", str(path))
+    try:
+        checked = presets.check_calibration(path, data, require_units=False)
+        presets.check_calibration_base(path, checked)
+    except presets.PresetError as exc:
+        raise ValueError(str(exc)) from None
     fits = []
     names = {f.name for f in Fit.__dataclass_fields__.values()}
-    for entry in doc.get("fit", []):
+    for entry, valid in zip(doc.get("fit", []), checked.fits, strict=True):
         values = {k: v for k, v in entry.items() if k in names}
         values["ranks"] = tuple(values.get("ranks", ()))
+        values["protocol"] = valid.protocol  # in calibrate's spelling (LL128 -> ll128)
         try:
             values["latency_s"] = _number(values["latency_s"], parse_duration, "latency_s")
             values["bandwidth_bytes_per_s"] = _number(
@@ -923,14 +959,14 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
 
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     # a preset name must be lower-case [a-z0-9._-]; the predictor only needs the fits
-    safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
+    safe = _preset_name(cal.name)
     preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
     if (cal.candidates or cal.fabric) and cal.base:
         from costmodel.presets import cluster as load_cluster
 
         base = load_cluster(cal.base).model_copy(update={"calibration": preset})
 
-        def realistic(
+        def realistic_prediction(
             op: str,
             message_bytes: Any,
             ranks: int,
@@ -940,7 +976,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             gpus_per_process: int = 1,
             nvls: bool | None = None,
             collnet_enabled: bool = False,
-        ) -> np.ndarray:
+        ) -> Any:
             if int(ranks) % int(nodes):
                 raise must_be("ranks", f"a multiple of the {nodes} `nodes`", ranks)
             gpus = int(ranks) // int(nodes)
@@ -961,9 +997,39 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
                 nvls=nvls,
                 collnet_enabled=bool(collnet_enabled),
             )
-            return np.asarray(p.time_s, float)
+            return p
+
+        def realistic(
+            op: str,
+            message_bytes: Any,
+            ranks: int,
+            nodes: int = 1,
+            algorithm: str | None = None,
+            protocol: str | None = None,
+            gpus_per_process: int = 1,
+            nvls: bool | None = None,
+            collnet_enabled: bool = False,
+        ) -> np.ndarray:
+            return np.asarray(
+                realistic_prediction(
+                    op,
+                    message_bytes,
+                    ranks,
+                    nodes,
+                    algorithm,
+                    protocol,
+                    gpus_per_process,
+                    nvls,
+                    collnet_enabled,
+                ).time_s,
+                float,
+            )
 
         realistic.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
+        # the whole prediction (time and the algorithm NCCL's choice ran), as
+        # compare.cluster_predictor's, so validate compare --calibration fills
+        # predicted_algorithm as --cluster does (compare calls it where it is given)
+        realistic.prediction = realistic_prediction  # type: ignore[attr-defined]
         return realistic
 
     def predictor(
@@ -1274,6 +1340,9 @@ class FabricFit:
     kept: dict[str, float] = field(default_factory=dict)  # share of each fitted shift kept
     #: the unshrunk fit of the terms the shrinkage moved, used on the ops and shapes measured
     measured_shape: dict[str, float] = field(default_factory=dict)
+    #: the table's ``source`` as read from a file (:func:`_fabric_from_entry`): written back
+    #: as it was, since the shares kept (``kept``) are said only there
+    written_source: str = ""
 
     def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricFit:
         """These terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit
@@ -1323,8 +1392,10 @@ class FabricFit:
             min_bytes=f"{int(self.min_bytes)}B",
             max_bytes=f"{int(self.max_bytes)}B",
             points=int(self.points),
-            source=f"fitted (robust least squares on log time) to {self.points} measured points "
-            f"from {source}" + self._kept_note(),
+            source=self.written_source
+            or f"fitted (robust least squares on log time) to {self.points} measured points "
+            f"from {source}"
+            + self._kept_note(),
         )
         return out
 
@@ -1354,6 +1425,7 @@ def _fabric_from_entry(e: dict[str, Any]) -> FabricFit:
         points=int(e.get("points", 0)),
         rms_log_error=math.nan,
         measured_shape=own,
+        written_source=str(e.get("source", "")),
     )
 
 

@@ -709,7 +709,10 @@ def compare(
     # passed to predictors that take it (costmodel.predict's launch-floor term)
     gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd.Series([1] * len(df))
     df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
-    takes = inspect.signature(predictor).parameters
+    # a predictor that also gives its whole prediction (calibrate.calibrated_predictor's
+    # `.prediction`) is asked for it: the algorithm it chose goes into predicted_algorithm
+    call = getattr(predictor, "prediction", predictor)
+    takes = inspect.signature(call).parameters
     takes_gpp = "gpus_per_process" in takes
     # how the run was launched where its rows say (a bundled run's index: NCCL_NVLS_ENABLE=0,
     # CollNet on; logread.read_log fills them): passed to predictors that take them
@@ -743,9 +746,7 @@ def compare(
             continue
         try:
             t, chosen = _times(
-                predictor(
-                    op, group.size_bytes.to_numpy(float), int(ranks), int(group_nodes), **kwargs
-                )
+                call(op, group.size_bytes.to_numpy(float), int(ranks), int(group_nodes), **kwargs)
             )
         except (ValueError, KeyError, NotImplementedError) as exc:
             df.loc[group.index, "note"] = " ".join(str(exc).split())[:200]
