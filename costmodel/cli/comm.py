@@ -1041,6 +1041,11 @@ def sweep(
                 f"in one --set, e.g. {key}=v1,v2"
             )
         axes[key] = value
+    if output is not None and str(output).strip() == "-":  # stdout's usual name: here no -o
+        raise ValueError(
+            "--output: '-' is no file; for CSV on stdout leave the output out (costmodel sweep "
+            "without -o), else give a file name ending in .csv, .parquet or .pq"
+        )
     if output is not None:  # the grid file read, written over by the rows (a symlink too)
         _not_an_input(output, "--output", grid_file)
     # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's

@@ -34,8 +34,9 @@ def output_format(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if str(path).strip() == "-":  # the usual name of stdout: here the rows' CSV without -o
         raise ValueError(
-            "output: '-' is no file; for CSV on stdout leave the output out (costmodel sweep "
-            "without -o), else give a file name ending in .csv, .parquet or .pq"
+            "output: '-' is no file; for CSV on stdout write the rows yourself "
+            "(`cm.sweep(...).to_csv(sys.stdout)`), else give a file name ending in .csv, "
+            ".parquet or .pq"
         )
     suffix = p.suffix.lower()
     endings = list(OUTPUT_FORMATS)
