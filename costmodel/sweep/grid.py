@@ -416,7 +416,7 @@ def _axis_hint(kind: str, key: str) -> str:
     if key == "kind":  # `kind = "step"` typed under the [grid] header: a key of the file
         return (
             " (the sweep's kind is no axis: in a grid file it goes above the [grid] table, "
-            "kind = 'step'; sweep --kind, cm.sweep(kind=...))"
+            "kind = 'step'; or give `kind`)"
         )
     others = [
         k
