@@ -459,16 +459,9 @@ class _Registry:
     def _calibrated(self, f: _File) -> BaseModel:
         """A calibration: the base cluster carrying it, or the bare calibration without base."""
         cal = check_calibration(f.path, f.data)
-        if cal.base is None:
+        base = _base_in(self, f.path, cal)
+        if base is None:
             return cal
-        ref = self.files.get(cal.base)
-        base = self.models.get(cal.base)
-        if ref is None or ref.kind != "cluster" or not isinstance(base, Cluster):
-            pool = sorted(n for n, g in self.files.items() if g.kind == "cluster")
-            close = difflib.get_close_matches(cal.base, pool, n=3, cutoff=0.5)
-            hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
-            raise PresetError(f"{f.path}: base: no cluster preset named {cal.base!r}; {hint}")
-        _check_fabric_of_base(f.path, cal, base)
         return Cluster.model_validate(
             {
                 **{k: getattr(base, k) for k in type(base).model_fields},
@@ -517,9 +510,16 @@ def check_calibration_base(path: Any, cal: CalibrationPreset) -> Cluster | None:
     """The base cluster of ``cal`` (None without one), refused as :func:`load` refuses a
     calibration by path: an unknown ``base`` names the closest presets, and inter-node terms
     fitted on another network than the base's are refused (:func:`_check_fabric_of_base`)."""
+    return None if cal.base is None else _base_in(_registry(), path, cal)
+
+
+def _base_in(reg: Any, path: Any, cal: CalibrationPreset) -> Cluster | None:
+    """The base cluster of ``cal`` among the presets of ``reg`` (a registry: the one being
+    loaded, or the shipped one), None without a base: an unknown ``base`` names the closest
+    cluster presets, and inter-node terms fitted on another network than the base's are
+    refused (:func:`_check_fabric_of_base`)."""
     if cal.base is None:
         return None
-    reg = _registry()
     ref = reg.files.get(cal.base)
     base = reg.models.get(cal.base)
     if ref is None or ref.kind != "cluster" or not isinstance(base, Cluster):
