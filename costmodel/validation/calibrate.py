@@ -39,6 +39,7 @@ share it never measured to the sibling (held-out figures: docs/calibration.md).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 import re
 import tomllib
@@ -999,31 +1000,9 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             )
             return p
 
-        def realistic(
-            op: str,
-            message_bytes: Any,
-            ranks: int,
-            nodes: int = 1,
-            algorithm: str | None = None,
-            protocol: str | None = None,
-            gpus_per_process: int = 1,
-            nvls: bool | None = None,
-            collnet_enabled: bool = False,
-        ) -> np.ndarray:
-            return np.asarray(
-                realistic_prediction(
-                    op,
-                    message_bytes,
-                    ranks,
-                    nodes,
-                    algorithm,
-                    protocol,
-                    gpus_per_process,
-                    nvls,
-                    collnet_enabled,
-                ).time_s,
-                float,
-            )
+        @functools.wraps(realistic_prediction)  # its parameters, for compare's inspection
+        def realistic(*args: Any, **kwargs: Any) -> np.ndarray:
+            return np.asarray(realistic_prediction(*args, **kwargs).time_s, float)
 
         realistic.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
         # the whole prediction (time and the algorithm NCCL's choice ran), as
