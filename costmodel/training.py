@@ -134,11 +134,13 @@ def whole_steps_note(tokens: float, steps: int, tokens_per_step: float) -> list[
     >>> whole_steps_note(2e12, 476838, 4194304)
     []
     """
+    from .units import format_counted
+
     trained = steps * tokens_per_step
     if trained <= 1.01 * tokens:
         return []
     return [
-        f"steps are whole: {steps:,} step{'' if steps == 1 else 's'} of "
+        f"steps are whole: {format_counted(steps, 'step')} of "
         f"{tokens_per_step:,.0f} tokens train{'s' if steps == 1 else ''} {trained:,.0f} tokens, "
         f"{trained / tokens:.3g}x the {tokens:,.0f} asked; the time and cost are for those steps"
     ]
