@@ -934,7 +934,10 @@ def sweep(
         str | None,
         typer.Option(
             help="collective (default), memory, or step (a training step per row: the "
-            "function and defaults of `costmodel step --cluster`)."
+            "function and defaults of `costmodel step --cluster`, whose options are its axes by "
+            "their API names, e.g. global_tokens; the one-link step's --ranks, --bandwidth, "
+            "--latency, --gradient-bytes and --peak-flops are not: a preset's links and GPU and "
+            "grad_dtype give them)."
         ),
     ] = None,
     output: Annotated[

@@ -1021,7 +1021,7 @@ def _step_rows(
             block.append(row)
             try:  # an impossible row (a slice beyond the node, ...) is that row's answer
                 row.cluster = get_cluster(cat["preset"], row.nodes, row.gpus_per_node)
-                row.keywords = step_keywords(cat, **values)
+                row.keywords = step_keywords(cat, ranks=int(row.cluster.ranks), **values)
             except ValueError as exc:
                 row.error = " ".join(str(exc).split())
                 continue
@@ -1382,7 +1382,8 @@ def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[s
 def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:
     """What a step row whose step was refused still knows: the strategy asked for, the ranks
     of its cluster, and its micro-batch, sequence length and accumulation (the grid's, else
-    :func:`step_keywords`' defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it)."""
+    :func:`step_keywords`' defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it,
+    the one of micro-batch and accumulation solved from ``global_tokens`` unknown too)."""
     import inspect
 
     from ..strategy.layout import make_layout
@@ -1409,10 +1410,13 @@ def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> d
         except ValueError:
             pass  # the layout itself was refused (the row's error says why): as asked
         row["ranks"] = int(cluster.ranks)
-    for k in ("micro_batch", "sequence_length", "accumulation"):
-        row[k] = kw.get(k, defaults[k].default)
+    row["sequence_length"] = kw.get("sequence_length", defaults["sequence_length"].default)
+    for k in ("micro_batch", "accumulation"):
+        row[k] = kw.get(k, 1)  # step_keywords' None: 1, as costmodel step's
     if kw.get("tokens_per_gpu") is not None and "micro_batch" not in kw:
         row["micro_batch"] = None
+    if kw.get("global_tokens") is not None:  # the one solved from it is unknown
+        row["micro_batch" if "accumulation" in kw else "accumulation"] = None
     return row
 
 
@@ -1491,9 +1495,10 @@ def step_keywords(
     *,
     params: float | None = None,
     group_size: int | None = None,
-    micro_batch: int = 1,
+    micro_batch: int | None = None,
     sequence_length: int = 4096,
-    accumulation: int = 1,
+    accumulation: int | None = None,
+    global_tokens: int | None = None,
     mfu: float | None = None,
     compute_time: float | None = None,
     tokens_per_gpu: float | None = None,
@@ -1502,6 +1507,7 @@ def step_keywords(
     power_limit_w: float | None = None,
     cuda_context: float = 0.0,
     fragmentation: float = 0.0,
+    ranks: int | None = None,
 ) -> dict[str, Any]:
     """One step sweep row's :func:`~costmodel.strategy.strategy_step` keywords, all but the
     cluster and the node count, with ``costmodel step``'s defaults (nccl model, mixed-adam,
@@ -1516,11 +1522,22 @@ def step_keywords(
     ``tokens_per_gpu / sequence_length``
     (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road);
     ``cuda_context`` [B] and ``fragmentation`` [-], as ``--cuda-context`` and
-    ``--fragmentation``, are the memory's overheads (0 each: none)."""
+    ``--fragmentation``, are the memory's overheads (0 each: none). ``micro_batch`` and
+    ``accumulation`` None are 1 each, as ``step``'s; ``global_tokens`` [tokens per step], as
+    ``--global-tokens``, splits :math:`T / s = B_{local} N A` over the row's ``ranks`` GPUs
+    (:func:`_split_global_tokens`, as ``step --global-tokens`` splits it)."""
     from ..strategy.compute import micro_batch_of_tokens
 
     if tokens_per_gpu is not None:
         micro_batch = micro_batch_of_tokens(tokens_per_gpu, sequence_length)
+    if global_tokens is not None:
+        if ranks is None:
+            raise ValueError("global_tokens: needs the row's ranks to split the batch over")
+        micro_batch, accumulation = _split_global_tokens(
+            int(global_tokens), int(sequence_length), int(ranks), micro_batch, accumulation
+        )
+    micro_batch = 1 if micro_batch is None else micro_batch
+    accumulation = 1 if accumulation is None else accumulation
     return {
         "params": params,
         "arch": cat["arch"],
@@ -1549,6 +1566,34 @@ def step_keywords(
     }
 
 
+#: the words a step sweep row's split refusal gives each quantity (its axes' names):
+#: :func:`costmodel.batch.split_refusal`'s library names but the micro-batch's
+_SPLIT_AXES = {"local_batch": "micro_batch"}
+
+
+def _split_global_tokens(
+    global_tokens: int, sequence_length: int, ranks: int, micro: int | None, acc: int | None
+) -> tuple[int, int]:
+    r"""(micro-batch, accumulation) of ``global_tokens`` [tokens per step] of
+    ``sequence_length``-token sequences on ``ranks`` GPUs: :math:`T / s = B_{local} N A`
+    [samples] solved for the one of ``micro``/``acc`` that is None (the micro-batch 1 when
+    both are), by :func:`costmodel.batch.solve_batch`, the function ``costmodel step
+    --global-tokens`` and ``costmodel batch`` solve it with (Goyal et al. 2017, section 2). A
+    split that is not whole is refused in the axes' names, with the nearest valid values."""
+    from .. import batch as bt
+
+    if micro is None and acc is None:
+        micro = 1  # costmodel step's micro-batch when neither is given
+    try:
+        sol = bt.solve_batch(
+            local_batch=micro, ranks=ranks, accumulation=acc, global_tokens=global_tokens,
+            sequence_length=sequence_length,
+        )  # fmt: skip
+    except bt.BatchSplitError as exc:
+        raise ValueError(bt.split_refusal(exc, _SPLIT_AXES)) from None
+    return int(sol.local_batch), int(sol.accumulation)
+
+
 def step_row(cat: dict[str, Any], cluster: Any, nodes: int, **values: Any) -> dict[str, Any]:
     """One step sweep row, alone: one :func:`~costmodel.strategy.strategy_step` of
     :func:`step_keywords` (``values``: the row's numeric axes by name) on ``nodes`` nodes of
@@ -1556,6 +1601,10 @@ def step_row(cat: dict[str, Any], cluster: Any, nodes: int, **values: Any) -> di
     (:func:`_step_rows`, the advisor's batched road), with the same numbers."""
     from ..strategy import strategy_step
 
+    if values.get("global_tokens") is not None:  # split over the row's GPUs
+        from .. import presets
+
+        values["ranks"] = int(presets.cluster(cluster, nodes=nodes, field="preset").ranks)
     kw = step_keywords(cat, **values)
     s = strategy_step(cluster=cluster, nodes=nodes, timeline=False, **kw)
     return step_columns(s, kw["micro_batch"], kw["sequence_length"])

@@ -66,6 +66,14 @@ def _parse_tokens(text: Any, *, name: str) -> int:
     return value
 
 
+def _parse_global_tokens(text: Any, *, name: str) -> int:
+    """A global batch in tokens per step (``global_tokens``: ``4Mi``, ``4194304``) in the
+    grammar of every token count (:func:`costmodel.units.parse_tokens`); its range, 1..1e16
+    whole tokens, is ``costmodel step --global-tokens``'s (``LIMITS["global_tokens"]``, checked
+    with the other limited axes)."""
+    return units.parse_tokens(text, name=name)
+
+
 def _parse_token_budget(text: Any, *, name: str) -> float:
     """Tokens to train (``2T``, ``300B``; :func:`costmodel.units.parse_tokens`), within the one
     limit of ``costmodel train --tokens`` (``LIMITS["tokens"]``)."""
@@ -319,6 +327,10 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="accumulation",
                 aliases=("acc", "grad_accumulation"),
             ),
+            # the global batch in tokens per step (costmodel step --global-tokens): / the
+            # sequence_length gives the sequences per step, split over each row's GPUs as
+            # micro_batch x accumulation, the one not given solved (micro-batch 1 when neither)
+            Axis("global_tokens", _parse_global_tokens, True, integer=True, column="global_tokens"),
             Axis("mfu", _parse_float, True, column="mfu"),
             # measured compute per micro-batch (costmodel step --compute-time): replaces the MFU
             Axis(
@@ -384,6 +396,20 @@ may list several presets, at most one per GPU: each row takes the one published 
 cluster's GPU (a GPU is never priced at another GPU's rate)."""
 
 
+_ON_A_PRESET = "a step sweep prices a preset (`costmodel step --cluster`): "
+STEP_LINK_OPTIONS: dict[str, str] = {
+    "ranks": _ON_A_PRESET + "its ranks are nodes x gpus_per_node",
+    "bandwidth": _ON_A_PRESET + "its links give the bandwidth",
+    "latency": _ON_A_PRESET + "its links and the model give the latency",
+    "gradient_bytes": _ON_A_PRESET + "grad_dtype gives the bytes per gradient",
+    "peak_flops": _ON_A_PRESET + "its GPU and the precision give the peak",
+}
+"""``costmodel step``'s options of the one-link step (``--ranks``/``--bandwidth``, the
+lesson's DDP step, :func:`costmodel.ddp.ddp_step`), which are no step sweep axes: a step sweep
+row is the step on a cluster preset, whose links, GPU and ``grad_dtype`` give them, as ``step
+--cluster`` refuses them. Each with what gives it, for the refusal of such an axis."""
+
+
 def _axis(kind: str, name: str) -> Axis:
     if kind not in AXES:
         raise ValueError(f"kind: unknown sweep kind {kind!r}; allowed: {', '.join(KINDS)}")
@@ -408,6 +434,8 @@ def _axis_hint(kind: str, key: str) -> str:
     ' (closest: strategy)'
     >>> _axis_hint("collective", "colour")
     ''
+    >>> _axis_hint("step", "bandwidth")
+    ' (a step sweep prices a preset (`costmodel step --cluster`): its links give the bandwidth)'
     >>> _axis_hint("collective", "kind")[:30]
     " (the sweep's kind is no axis:"
     """
@@ -418,6 +446,8 @@ def _axis_hint(kind: str, key: str) -> str:
             " (the sweep's kind is no axis: in a grid file it goes above the [grid] table, "
             "kind = 'step'; or give `kind`)"
         )
+    if kind == "step" and key in STEP_LINK_OPTIONS:
+        return f" ({STEP_LINK_OPTIONS[key]})"
     others = [
         k
         for k in KINDS
@@ -457,7 +487,8 @@ def _parse_one(axis: Axis, text: Any) -> Any:
     """One value of an axis; a value that does not parse is refused, for an axis with a
     command's limit (:data:`_LIMITED_AXES`), in that limit's words, as the command refuses it
     (``size=-5``: "must be a size in 1 B..16 TiB", not the parser's "must be >= 0 bytes")."""
-    parse = _parse_int if axis.integer and axis.parse is not _parse_tokens else axis.parse
+    tokens = axis.parse in (_parse_tokens, _parse_global_tokens)
+    parse = _parse_int if axis.integer and not tokens else axis.parse
     if axis.name in CHOICES:  # names in any case, as every surface reads them
         text = units.choice_name(text)
     try:
@@ -927,6 +958,7 @@ _LIMITED_AXES = (
     "accumulation",
     "compute_time",
     "tokens_per_gpu",
+    "global_tokens",
     "gpu_memory",
     "cuda_context",
     "fragmentation",
@@ -1443,6 +1475,30 @@ def _check_step_compute(a: dict[str, list[Any]]) -> None:
             LIMITS["tokens_per_gpu"].check("tokens_per_gpu", tokens)  # as step --tokens-per-gpu
             for seq in a.get("sequence_length", [4096]):  # costmodel step's --seq default
                 micro_batch_of_tokens(tokens, seq)  # raises "tokens_per_gpu: ..."
+    if "global_tokens" in a:
+        _check_step_global_tokens(a)
+
+
+def _check_step_global_tokens(a: dict[str, list[Any]]) -> None:
+    """``global_tokens``, as ``costmodel step --global-tokens`` takes it: within its limit,
+    a whole number of each ``sequence_length``'s sequences
+    (:func:`costmodel.batch.global_batch_from_tokens`, which names the nearest valid counts),
+    and beside at most one of the micro-batch (``micro_batch`` or ``tokens_per_gpu``) and
+    ``accumulation``: the other is solved per row from that row's GPUs
+    (:func:`costmodel.batch.solve_batch`; a row whose GPUs do not split it keeps the reason in
+    its ``error``)."""
+    from ..batch import global_batch_from_tokens
+
+    LIMITS["global_tokens"].check("global_tokens", list(a["global_tokens"]))
+    micro = next((n for n in ("micro_batch", "tokens_per_gpu") if n in a), None)
+    if micro is not None and "accumulation" in a:
+        raise ValueError(
+            f"global_tokens, {micro}, accumulation: give at most two of them; the third is "
+            "solved from global batch = micro-batch x accumulation x GPUs"
+        )
+    for tokens in a["global_tokens"]:
+        for seq in a.get("sequence_length", [4096]):  # costmodel step's --seq default
+            global_batch_from_tokens(int(tokens), int(seq))  # raises "global_tokens: ..."
 
 
 def _check_step_layout(a: dict[str, list[Any]]) -> None:
@@ -1583,6 +1639,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
             "micro_batch",
             "sequence_length",
             "accumulation",
+            "global_tokens",
             "mfu",
             "compute_time",
             "tokens_per_gpu",
