@@ -47,7 +47,9 @@ def _same(row: dict, step: dict) -> None:
 @pytest.mark.parametrize("nodes", [1, 2, 4])
 def test_global_tokens_rows_are_the_steps_answer(nodes):
     """Micro-batch 1, the accumulation solved per row from its GPUs (4Mi / 4096 / ranks)."""
-    rows = _sweep_rows("--set", "strategy=zero1", "--set", "nodes=1,2,4", "--set", "global_tokens=4Mi")
+    rows = _sweep_rows(
+        "--set", "strategy=zero1", "--set", "nodes=1,2,4", "--set", "global_tokens=4Mi"
+    )
     row = next(r for r in rows if r["nodes"] == nodes)
     assert row["error"] == ""
     assert row["accumulation"] == 1024 // (8 * nodes) and row["micro_batch"] == 1
@@ -111,9 +113,7 @@ def test_the_api_gives_the_cli_rows():
 def test_a_row_whose_gpus_do_not_split_the_batch_says_why_and_the_others_are_priced():
     """3 nodes (24 GPUs) do not split 1Mi tokens at micro-batch 2: that row's error names the
     axes and the nearest valid values, as `step --global-tokens` refuses it; 1 node is priced."""
-    rows = _sweep_rows(
-        "--set", "nodes=1,3", "--set", "micro_batch=2", "--set", "global_tokens=1Mi"
-    )
+    rows = _sweep_rows("--set", "nodes=1,3", "--set", "micro_batch=2", "--set", "global_tokens=1Mi")
     ok, bad = rows
     assert ok["error"] == "" and ok["accumulation"] == 16
     assert bad["error"].startswith(
@@ -210,9 +210,91 @@ def test_a_one_link_option_on_a_step_sweep_says_why_it_is_no_axis(key):
 def test_grad_dtype_rows_are_the_steps_answer():
     """The gradient dtype is an axis (the cluster step's --grad-dtype; --gradient-bytes is the
     one-link step's): each row is `step --grad-dtype`'s."""
-    rows = _sweep_rows("--set", "strategy=zero2", "--set", "nodes=2", "--set", "grad_dtype=fp32,bf16")
+    rows = _sweep_rows(
+        "--set", "strategy=zero2", "--set", "nodes=2", "--set", "grad_dtype=fp32,bf16"
+    )
     for row in rows:
         step = _step("--strategy", "zero2", "--nodes", "2", "--grad-dtype", row["grad_dtype"])
         for k in ("step_time_s", "comm_s", "memory_GB"):
             assert row[k] == step[k]
     assert rows[0]["comm_s"] > rows[1]["comm_s"]  # fp32 sends twice bf16's bytes
+
+
+# --- the memory sweep takes `memory --nodes` ---------------------------------------------------
+
+
+def _memory(*args: str) -> dict:
+    r = run("memory", *args, "--json")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_every_memory_option_is_a_memory_sweep_axis():
+    """`memory --nodes` had no axis (the sweep said it was one of the collective and step
+    sweeps); every other option has one under its API name."""
+    missing = []
+    for name in _options("memory"):
+        try:
+            grid._axis("memory", name)
+        except ValueError:
+            missing.append(name)
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        ("arch=llama-3.1-8b", "zero_stage=3"),
+        ("arch=llama-3.1-8b", "strategy=hsdp", "gpus_per_node=4"),
+        ("params=7B", "strategy=zero1"),
+    ],
+)
+def test_memory_nodes_rows_are_the_memory_commands_answer(sets):
+    flags = {
+        "arch": "--arch", "params": "--params", "zero_stage": "--zero",
+        "strategy": "--strategy", "gpus_per_node": "--gpus-per-node",
+    }  # fmt: skip
+    args = [x for s in sets for x in (flags[s.split("=")[0]], s.split("=")[1])]
+    r = run(
+        "sweep", "--no-progress", "--kind", "memory", "--set", "preset=dgx-h100",
+        "--set", "nodes=1,2,4", *[x for s in sets for x in ("--set", s)], "--json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [row["nodes"] for row in rows] == [1, 2, 4]
+    for row in rows:
+        mem = _memory(*args, "--cluster", "dgx-h100", "--nodes", str(row["nodes"]))
+        for k in ("ranks", "memory_GB", "buffers_GB", "layout", "fits"):
+            assert row[k] == mem[k], (k, row[k], mem[k])
+
+
+def test_memory_nodes_with_strategy_all_lists_each_node_counts_layouts():
+    df = sw.sweep(
+        kind="memory", preset="dgx-h100", arch="llama-3.1-8b", strategy="all", nodes=[1, 2]
+    )
+    by_ranks = sw.sweep(
+        kind="memory", preset="dgx-h100", arch="llama-3.1-8b", strategy="all", ranks=[8, 16]
+    )
+    assert df["nodes"].tolist() == [1] * 7 + [2] * 8
+    assert df["ranks"].tolist() == by_ranks["ranks"].tolist()
+    assert df["layout"].tolist() == by_ranks["layout"].tolist()
+    assert df["memory_GB"].tolist() == by_ranks["memory_GB"].tolist()
+
+
+@pytest.mark.parametrize(
+    ("sets", "said"),
+    [
+        (
+            ("preset=dgx-h100", "nodes=0"),
+            "--set nodes: must be a whole number in 1..1,000,000, got 0",
+        ),
+        (("preset=dgx-h100", "nodes=2", "ranks=8"), "--set ranks, --set nodes: give one of them"),
+        (("nodes=2",), "--set nodes: needs the GPUs per node: set preset=NAME"),
+    ],
+)
+def test_bad_memory_nodes_are_one_line(sets, said):
+    r = run(
+        "sweep", "--no-progress", "--kind", "memory", "--set", "params=7B",
+        *[x for s in sets for x in ("--set", s)],
+    )  # fmt: skip
+    one_line_error(r, said)

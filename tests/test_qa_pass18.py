@@ -262,9 +262,9 @@ def test_grid_file_kind_is_its_own_and_a_contradiction_is_refused(tmp_path):
          "{f}: ranks: must be a whole number in 1..1,000,000,000, got 0"),
         ('[grid]\npreset = ["dgx-h100"]\nnodes = [0]\nsize = ["1MiB"]\n', "collective",
          "{f}: nodes: must be a whole number in 1..1,000,000, got 0"),
-        ('[grid]\npreset = ["dgx-h100"]\nnodes = [2]\nsize = ["1MiB"]\n', "memory",
-         "{f}: unknown memory axis 'nodes' (an axis of the collective and step sweeps: "
-         "--kind collective or step); allowed: "),
+        ('[grid]\npreset = ["dgx-h100"]\nparams = [1e9]\nbandwidth = ["50GB/s"]\n', "memory",
+         "{f}: unknown memory axis 'bandwidth' (an axis of the collective sweep: "
+         "--kind collective); allowed: "),
         ('[grid]\narch = ["nope-arch"]\nranks = [8]\n', "memory",
          "{f}: arch: unknown architecture 'nope-arch'"),
     ],

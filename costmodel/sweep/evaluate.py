@@ -619,17 +619,31 @@ def memory_layout_of(
     )
 
 
-def _memory_ranks(cat: dict[str, Any], n: int, get_cluster: Any) -> np.ndarray:
-    """The ranks of ``n`` memory rows without a ``ranks`` axis: one node
-    (:func:`costmodel.hardware.default_ranks`, the default of every surface), the preset's
-    GPUs per node or ``cat``'s slice of it, else 8 (no preset: ``costmodel memory`` without
-    ``--cluster``)."""
+def _memory_ranks(
+    cat: dict[str, Any], num: dict[str, np.ndarray], n: int, get_cluster: Any
+) -> np.ndarray:
+    """The ranks of ``n`` memory rows: the ``ranks`` axis; else ``nodes`` x the preset's GPUs
+    per node or ``cat``'s slice of it (``costmodel memory --nodes --cluster``); else one node
+    (:func:`costmodel.hardware.default_ranks`, the default of every surface), that node, or
+    8 (no preset: ``costmodel memory`` without ``--cluster``)."""
     from ..hardware import default_ranks
 
+    if "ranks" in num:
+        return num["ranks"]
     gpn = cat.get("gpus_per_node")
     if gpn is None and cat.get("preset") is not None and get_cluster is not None:
         gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    if "nodes" in num:  # the grid's check: a preset gives the node
+        assert gpn is not None
+        return num["nodes"].astype(np.int64) * int(gpn)
     return np.full(n, default_ranks(gpn), dtype=np.int64)
+
+
+def _nodes_column(num: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``nodes`` of a memory sweep whose grid gives them (``costmodel memory --nodes``),
+    written before ``ranks`` as a step sweep writes them; none where the grid has no such
+    axis."""
+    return {"nodes": num["nodes"].astype(np.int64)} if "nodes" in num else {}
 
 
 def _layout_columns(
@@ -690,9 +704,10 @@ def _eval_memory(
     if cat.get("arch") is not None:
         return _eval_memory_arch(cat, num, get_cluster)
     params = num["params"].astype(float)
-    ranks = num["ranks"] if "ranks" in num else _memory_ranks(cat, len(params), get_cluster)
+    ranks = _memory_ranks(cat, num, len(params), get_cluster)
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
-    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster, "ranks" not in num)
+    assumed = "ranks" not in num and "nodes" not in num
+    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster, assumed)
     zero = int(lay_cols["zero_stage"])
     ctx, frag = _overheads(cat)
     mb = memory.training_memory(  # the state sharded as the layout shards it (hsdp: its group)
@@ -708,6 +723,7 @@ def _eval_memory(
         "recipe": cat["recipe"],
         **lay_cols,
         **_slice_column(cat, len(params)),
+        **_nodes_column(num),
         "ranks": ranks,
         "params": params,
         **_overhead_columns(cat, len(params)),
@@ -815,12 +831,12 @@ def _eval_memory_arch(
     answer to the same question."""
     n = len(next(iter(num.values()))) if num else 1
     ones = np.ones(n, dtype=np.int64)
-    ranks = num["ranks"] if "ranks" in num else _memory_ranks(cat, n, get_cluster)
+    ranks = _memory_ranks(cat, num, n, get_cluster)
     seq = num.get("sequence_length", np.full(n, 4096, dtype=np.int64))
     micro = num.get("micro_batch", ones)
     given = num.get("activations")
     acts = [None] * n if given is None else [float(x) for x in given]
-    assumed = "ranks" not in num
+    assumed = "ranks" not in num and "nodes" not in num
     lay_cols, _, _ = _layout_columns(cat, ranks, get_cluster, assumed)
     layouts = {
         int(r): memory_layout_of(cat, int(r), get_cluster, node_assumed=assumed)
@@ -845,6 +861,7 @@ def _eval_memory_arch(
         "loss": cat["loss"],
         "flash_attention": np.full(n, bool(cat["flash_attention"])),
         **_slice_column(cat, n),
+        **_nodes_column(num),
         "ranks": ranks,
         "sequence_length": seq,
         "micro_batch": micro,

@@ -268,6 +268,9 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="ranks",
                 aliases=("dp_ranks", "gpus", "n"),
             ),
+            # or the ranks as nodes of the preset (costmodel memory --nodes): each row's ranks
+            # are nodes x the preset's GPUs per node (its gpus_per_node slice)
+            _NODES,
             _SEQUENCE_LENGTH,
             _MICRO_BATCH,
             # activation memory per GPU given in bytes (costmodel memory --activations)
@@ -1155,7 +1158,19 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         activations="activations" in a,
         arch_hint="arch=NAME",
     )
+    _check_nodes(a)  # nodes=0 in the words of every command's --nodes
     _check_at_least_one(a, ("ranks", "gpus_per_node"))
+    if "nodes" in a:  # costmodel memory --nodes: nodes of --cluster, not beside --ranks
+        if "ranks" in a:
+            raise ValueError(
+                "ranks, nodes: give one of them (nodes counts nodes of the preset, each of its "
+                "GPUs per node, or of its gpus_per_node slice)"
+            )
+        if "preset" not in a:
+            raise ValueError(
+                "nodes: needs the GPUs per node: set preset=NAME (the ranks are nodes x its "
+                "GPUs per node), or give ranks"
+            )
     if "gpus_per_node" in a:  # a slice of each preset's node, as costmodel memory --gpus-per-node
         if "preset" not in a:
             raise ValueError(
@@ -1280,8 +1295,8 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
         for gpn in dict.fromkeys(nodes):
             for group in a.get("group_size", [None]):
                 for reshard in a.get("reshard_after_forward", [None]):
-                    # no ranks axis: one node (its slice), the rows' default (_memory_ranks)
-                    for ranks in a.get("ranks", [default_ranks(gpn)]):
+                    # no ranks axis: its nodes, else one node (its slice), as the rows
+                    for ranks in _memory_rank_counts(a, gpn, default_ranks(gpn)):
                         memory_layout(
                             st,
                             int(ranks),
@@ -1290,6 +1305,17 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
                             gpus_per_node=gpn,
                             names=("group_size", "preset"),
                         )
+
+
+def _memory_rank_counts(a: dict[str, list[Any]], gpus_per_node: Any, default: int) -> list[Any]:
+    """A memory sweep's rank counts on nodes of ``gpus_per_node`` GPUs: its ``ranks``, else
+    its ``nodes`` x ``gpus_per_node`` (``costmodel memory --nodes --cluster``), else
+    ``[default]`` (one node)."""
+    if "ranks" in a:
+        return list(a["ranks"])
+    if "nodes" in a:
+        return [int(n) * int(gpus_per_node) for n in a["nodes"]]
+    return [default]
 
 
 def _check_recipes_and_modes(a: dict[str, list[Any]]) -> None:
@@ -1629,7 +1655,8 @@ def _ops(requested: list[str]) -> list[str]:
 
 def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "memory":  # a grid has params or arch's sequence_length/micro_batch
-        return ["ranks", "sequence_length", "micro_batch", "activations", "params", "gpu_memory"]
+        names = ["nodes", "ranks", "sequence_length", "micro_batch", "activations", "params"]
+        return [*names, "gpu_memory"]
     if grid.kind == "step":
         names = [
             "nodes",
@@ -1773,8 +1800,12 @@ def _all_memory_combos(
         if name not in gpn:
             gpn[name] = int(presets.cluster(name, field="preset").gpus_per_node)
         per_node = gpn[name] if cat["gpus_per_node"] is None else int(cat["gpus_per_node"])
-        # no ranks axis: one node of the preset (its slice), as costmodel memory --cluster
-        for ranks in a.get("ranks", [default_ranks(per_node)]):
+        # no ranks axis: its nodes, else one node of the preset (its slice), as costmodel
+        # memory --cluster
+        counts = _memory_rank_counts(a, per_node, default_ranks(per_node))
+        nodes = a.get("nodes", [None] * len(counts))
+        for ranks, n in zip(counts, nodes, strict=True):
+            pinned = {"ranks": ranks} if n is None else {"nodes": n, "ranks": ranks}
             for kw in candidate_layouts(int(ranks), per_node):
                 yield (
                     {
@@ -1782,7 +1813,7 @@ def _all_memory_combos(
                         "strategy": kw["strategy"],
                         "group_size": kw.get("group_size"),
                         "reshard_after_forward": kw.get("reshard_after_forward"),
-                        "pinned": {"ranks": ranks},
+                        "pinned": pinned,
                     },
                     block,
                 )
