@@ -22,6 +22,7 @@ from costmodel.step_fidelity import (  # noqa: E402
     CLUSTER_OF,
     MIN_FAMILY_BAND_ROWS,
     SERIES_KEY,
+    SHARDING,
     absolute_predictions,
     band_coverage,
     held_out_compute_bands,
@@ -340,6 +341,13 @@ def main() -> None:
         "efficiency (`costmodel.compute`, `scripts/fit_compute.py`). Clusters: "
         + ", ".join(f"{g} on `{c}`" for g, c in CLUSTER_OF.items())
         + ".",
+        "",
+        "Strategies the rows run as: "
+        + ", ".join(
+            f"`{SHARDING[str(k)][0]}` {n} ({k})" for k, n in df.sharding.value_counts().items()
+        )
+        + ". No published ZeRO-1/2 (DeepSpeed) run is among them, so `zero1`/`zero2` are not "
+        "scored here: their steps follow DeepSpeed's source (docs/design.md section 3.7).",
         "",
         "## Goals and what is achieved",
         "",

@@ -277,15 +277,23 @@ def test_the_step_keeps_its_invariants_and_grows_with_the_work(data):
 @QUICK
 @given(params=st.floats(1e8, 1e12), ranks=st.sampled_from((1, 2, 3, 8, 64, 512, 4096)))
 def test_memory_never_rises_with_the_zero_stage_or_the_sharding_ranks(params, ranks):
-    by_stage = [
-        strategy_memory(Layout(strategy=s, ranks=ranks), params).total_bytes
+    ms = [
+        strategy_memory(Layout(strategy=s, ranks=ranks), params)
         for s in ("ddp", "zero1", "zero2", "fsdp")
     ]
-    assert all(b <= a * (1 + 1e-12) for a, b in zip(by_stage, by_stage[1:], strict=False))
+    by_stage = [m.total_bytes for m in ms]
+    # below one ZeRO bucket DeepSpeed's whole ipg buffer (allocated at reduce_bucket_size
+    # whatever the model's size, tests/test_qa_pass43.py) can outweigh what zero1 shards
+    first = 0 if ms[0].buffers_bytes >= ms[1].buffers_bytes else 1
+    ordered = by_stage[first:]
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(ordered, ordered[1:], strict=False))
     for s in ("zero1", "zero2", "fsdp"):
-        here = strategy_memory(Layout(strategy=s, ranks=ranks), params).total_bytes
-        more = strategy_memory(Layout(strategy=s, ranks=2 * ranks), params).total_bytes
-        assert more <= here * (1 + 1e-12)
+        here = strategy_memory(Layout(strategy=s, ranks=ranks), params)
+        more = strategy_memory(Layout(strategy=s, ranks=2 * ranks), params)
+        # one rank communicates nothing and holds no ZeRO buffer; from two ranks on the buffer
+        # is the same at every rank count, so the rest is compared
+        added = more.buffers_bytes if ranks == 1 else 0.0
+        assert more.total_bytes - added <= here.total_bytes * (1 + 1e-12)
 
 
 # --- time and cost to train ---------------------------------------------------------------------

@@ -175,9 +175,10 @@ def test_more_layers_parameters_or_sequence_never_make_the_step_faster(
 @given(data=st.data())
 def test_memory_never_lower_at_a_lower_zero_stage(data: st.DataObject) -> None:
     """ddp >= zero1 >= zero2 >= fsdp per GPU, the step's own memory, for an architecture with
-    its activations, every recipe, gather and gradient dtype. ddp >= zero1 >= zero2 always
-    (ZeRO-1/2 gather in place into the weights, so their one gradient bucket is all they add:
-    at most ddp's bucket copy; tests/test_qa_pass42.py). fsdp may exceed zero2 where its
+    its activations, every recipe, gather and gradient dtype. ddp >= zero1 >= zero2 for a model of at least
+    one ZeRO bucket (ZeRO-1/2 gather in place into the weights, so their one gradient bucket is
+    all they add: then at most ddp's bucket copy; tests/test_qa_pass42.py), zero1 >= zero2
+    always. fsdp may exceed zero2 where its
     gathered units are wider than the weights: a gather dtype of more bytes than the recipe's
     weights (fp32 gathers beside bf16 weights) holds the two neighbouring units in that wider
     dtype, while zero2 gathers its weights in their own; there only the first three are
@@ -204,7 +205,11 @@ def test_memory_never_lower_at_a_lower_zero_stage(data: st.DataObject) -> None:
     model = data.draw(st.sampled_from((*MODELS, 1e8)), "model")
     mem = [_step(model, strategy=s, **kw).memory_bytes for s in ("ddp", "zero1", "zero2", "fsdp")]
     wider = DTYPE_BYTES[param_dtype] > get_recipe(str(kw["recipe"])).weight_bytes
-    for lower, higher in zip(mem, mem[1:] if not wider else mem[1:3], strict=False):
+    # below one ZeRO bucket DeepSpeed's whole ipg buffer (reduce_bucket_size elements, allocated
+    # whatever the model's size: tests/test_qa_pass43.py) can outweigh what zero1 shards
+    first = 1 if model == 1e8 else 0
+    ordered = mem[first:] if not wider else mem[first:3]
+    for lower, higher in zip(ordered, ordered[1:], strict=False):
         assert higher <= lower * (1 + ROUND)
 
 

@@ -151,8 +151,8 @@ _BucketOpt = Annotated[
     str | None,
     typer.Option(
         help="Bucket size of ddp/zero1/zero2: 50MiB (default: the strategy's own: ddp 25 MiB, "
-        "PyTorch's bucket_cap_mb; zero1/zero2 5e8 elements, DeepSpeed's reduce/allgather "
-        "bucket_size).",
+        "PyTorch's bucket_cap_mb; zero1/zero2 5e8 elements, DeepSpeed's reduce_bucket_size; "
+        "their parameter all-gather is one collective, uncut).",
     ),
 ]
 _NoSyncOpt = Annotated[

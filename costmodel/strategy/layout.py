@@ -169,10 +169,11 @@ def bucket_cap_bytes_for(
     r"""The bucket size a bucketed strategy really uses [B]: the one given, else its default.
 
     ``ddp`` (and the unbucketed ``fsdp``/``hsdp``): PyTorch's ``bucket_cap_mb`` = 25 MiB.
-    ``zero1``/``zero2``: DeepSpeed's ``reduce_bucket_size`` = ``allgather_bucket_size`` =
-    5e8 elements, so ``cap = 5e8 * bytes_per_element`` (the gradient dtype's bytes for the
-    reduce-scatter buckets, the parameter dtype's for the all-gather buckets). An explicit
-    ``bucket_cap_bytes`` wins for every strategy.
+    ``zero1``/``zero2``: DeepSpeed's ``reduce_bucket_size`` = 5e8 elements, so ``cap = 5e8 *
+    bytes_per_element`` (the gradient dtype's bytes: the reduce-scatter buckets and the ipg
+    buffer). Their parameter all-gather is not cut (:func:`costmodel.strategy.zero.gather_bytes`:
+    DeepSpeed's ``allgather_bucket_size`` applies only without ``all_gather_into_tensor``).
+    An explicit ``bucket_cap_bytes`` wins for every strategy.
 
     >>> bucket_cap_bytes_for("ddp", None, 2.0) / 2**20
     25.0

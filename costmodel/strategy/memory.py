@@ -6,9 +6,10 @@ while it communicates:
 
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
-zero1/2   one gradient bucket being reduced (``min(P, cap)`` in the gradient dtype); the
-          parameter all-gather holds nothing more: it writes in place into the flat weight
-          buffer the weights part already counts
+zero1/2   DeepSpeed's contiguous gradient ("ipg") buffer, allocated whole: the reduce bucket
+          (``cap``, 5e8 elements of the gradient dtype by default) whatever the model's size;
+          the parameter all-gather holds nothing more: it writes in place into the flat
+          weight buffer the weights part already counts
 fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the one computing
           and the one prefetched) and their unsharded gradients awaiting the reduce-scatter;
           without resharding every unit stays gathered from forward to backward (``P x`` the
@@ -467,7 +468,7 @@ def _strategy_memory(
     elif lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):
-        buffers = _zero_buffers_bytes(p, grad_b, lay.bucket_cap(grad_b))
+        buffers = _zero_buffers_bytes(lay.bucket_cap(grad_b))
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
@@ -485,36 +486,40 @@ def _strategy_memory(
     )
 
 
-def _zero_buffers_bytes(params: float, grad_bytes: float, cap_bytes: float) -> float:
-    r"""What ZeRO-1/2 hold beside the sharded state while they communicate [B]: one gradient
-    bucket, ``B = min(P g, cap)`` (``P`` parameters, ``g`` bytes per gradient element as
-    reduced, ``cap`` the reduce bucket in bytes), and no parameter bucket.
+def _zero_buffers_bytes(cap_bytes: float) -> float:
+    r"""What ZeRO-1/2 hold beside the sharded state while they communicate [B]: one whole
+    gradient bucket, ``B = cap`` (the reduce bucket in bytes: ``reduce_bucket_size``
+    elements, 5e8 by default, of the gradient dtype as reduced), whatever the parameter
+    count, and no parameter bucket.
 
-    From DeepSpeed's source (deepspeed/runtime/zero/stage_1_and_2.py and
-    deepspeed/runtime/utils.py, master of 2026-08-22):
+    From DeepSpeed's source (deepspeedai/DeepSpeed, master of 2026-08-22):
 
-    - the gradients are copied into ``reduce_bucket_size`` elements of contiguous "ipg"
-      buffer (``DeepSpeedZeroOptimizer.setup_buckets``: one buffer, a second only with
-      ``overlap_comm``, whose default is False below stage 3, deepspeed/runtime/zero/config.py
-      ``overlap_comm_valid``) before each bucket is reduced;
+    - deepspeed/runtime/zero/stage_1_and_2.py ``DeepSpeedZeroOptimizer.setup_buckets``
+      (line 2493), with ``contiguous_gradients`` (its default, True:
+      deepspeed/runtime/zero/config.py line 102), allocates
+      ``torch.empty(int(self.reduce_bucket_size), dtype=self.dtype, ...)`` per communication
+      dtype before the gradients arrive: the whole ``reduce_bucket_size``, not the model's
+      gradients, so a model smaller than the bucket still holds all of it (a second buffer
+      only with ``overlap_comm``, lines 2509-2514, whose default is False below stage 3,
+      config.py ``overlap_comm_valid``, lines 383-385). The buffer's dtype there is the
+      optimizer's parameter dtype; the model counts the gradient dtype (the same for the
+      shipped recipes' bf16 weights and gradients);
     - after the optimizer step each rank copies its fp32 partition into its slice of the flat
       weight buffer (``step``: ``bit16_partitions[partition_id].data.copy_(...)``), and
-      ``all_gather_dp_groups`` (utils.py) gathers the slices into that same buffer,
-      ``bit16_groups_flat``: with ``all_gather_into_tensor`` (``all_gather_into_tensor_dp_groups``,
-      the output is the flat buffer itself), and without it in shards of
-      ``allgather_bucket_size`` elements that are views (``narrow``) of the partitions of the
-      flat buffer. ``allgather_bucket_size`` only cuts the collective; it allocates nothing.
+      ``all_gather_dp_groups`` (deepspeed/runtime/utils.py) gathers into that same buffer,
+      ``bit16_groups_flat`` (``all_gather_into_tensor``: the output is the flat buffer
+      itself; :func:`costmodel.strategy.zero.gather_bytes`). It allocates nothing.
 
     So the gathered weights are the weights part of the state (replicated at stages 1 and 2,
-    ``P w``), and ZeRO-1/2 hold at most DDP's bucket copy (``P g``): memory never rises from
-    ddp to zero1 to zero2, whatever the optimizer's state. Left out: DeepSpeed allocates the
-    ipg buffer at the whole ``reduce_bucket_size`` (``torch.empty(reduce_bucket_size)``) even
-    for a model smaller than it; the model counts the gradients a bucket can hold, ``min``.
+    ``P w``), zero1 never holds more than zero2's state plus the same buffer, and ZeRO-1
+    holds more than DDP when the optimizer state it shards saves less than the buffer costs
+    beyond DDP's bucket copy (a model of fewer than about 1e8 parameters under
+    mixed-precision Adam at DeepSpeed's default bucket), as DeepSpeed does.
 
-    >>> _zero_buffers_bytes(7e9, 2.0, 1e9), _zero_buffers_bytes(1e8, 4.0, 2e9)
-    (1000000000.0, 400000000.0)
+    >>> _zero_buffers_bytes(1e9), _zero_buffers_bytes(2e9)
+    (1000000000.0, 2000000000.0)
     """
-    return float(min(params * grad_bytes, cap_bytes))
+    return float(cap_bytes)
 
 
 def stage_memory(

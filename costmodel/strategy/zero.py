@@ -5,7 +5,7 @@ Order as DeepSpeed runs it: gradients are reduce-scattered in buckets during bac
 buckets, on the ``grads`` stream; each rank keeps the reduced shard it owns), each rank steps
 the optimizer on its shard (timed by the step engine: HBM-bound,
 ``costmodel.compute.optimizer_step_s``), then the updated parameters are
-all-gathered in buckets (``param_dtype``) before the next forward. Ring volume per step
+all-gathered in one collective (``param_dtype``) before the next forward (:func:`gather_bytes`). Ring volume per step
 ``(N-1)/N M`` for each, ``2 (N-1)/N M`` together: DDP's. Stage 1 keeps whole gradients, so with
 ``no_sync`` it reduces only at the last micro-batch; stage 2 keeps only its gradient shard, so it
 reduce-scatters every micro-batch, and all-gathers once per step. FSDP's SHARD_GRAD_OP (gather
@@ -49,7 +49,7 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> S
     nr = len(g_bytes)
     n_p = 0
     if final:
-        p_bytes, _ = buckets(inp, inp.param_bytes)
+        p_bytes = gather_bytes(inp)
         times, ends = _times(inp, "all_gather", p_bytes)
         work += [0.0, *times]
         if ends is not None:  # the optimizer (0 here, timed by the step) and the gathers
@@ -72,6 +72,34 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> S
     return TaskList(p, work, nbytes, spans, micro_batch, band_work, band)
 
 
+def gather_bytes(inp: StepInputs) -> np.ndarray:
+    r"""Bytes of each parameter all-gather after the optimizer step [B]: one, the whole flat
+    weight buffer, ``M = P w`` (``P`` parameters, ``w`` bytes per gathered element,
+    ``param_dtype``); its time is ``predict_collective``'s for ``M`` over the job.
+
+    From DeepSpeed's source (deepspeedai/DeepSpeed, master of 2026-08-22):
+    deepspeed/runtime/zero/stage_1_and_2.py ``DeepSpeedZeroOptimizer.step`` (line 2396) calls
+    ``all_gather_dp_groups`` (deepspeed/runtime/utils.py, line 1016), which returns at line
+    1018-1019 ``if dist.has_all_gather_into_tensor()`` into
+    ``all_gather_into_tensor_dp_groups`` (line 1005): one
+    ``dist.all_gather_into_tensor(group_flat, partitioned_params[partition_id], ...)`` per
+    parameter group (line 1013), the output the group's whole flat bit16 buffer.
+    ``has_all_gather_into_tensor`` (deepspeed/comm/torch.py line 159) is true whenever
+    torch.distributed has ``all_gather_into_tensor`` or ``_all_gather_base`` (PyTorch 1.13 and
+    later; line 143-148); only without them does the loop over ``allgather_bucket_size``
+    shards (utils.py lines 1021-1051) run, and no configuration option selects it, so
+    ``allgather_bucket_size`` does not cut the gather. The model has one parameter group
+    (DeepSpeed gathers one per optimizer param group, typically one or two, e.g. with and
+    without weight decay; its partitions' alignment padding is left out).
+
+    >>> class _I:  # the two inputs read
+    ...     params, param_bytes = 7e9, 2.0
+    >>> gather_bytes(_I()).tolist()
+    [14000000000.0]
+    """
+    return np.array([float(inp.params) * float(inp.param_bytes)])
+
+
 def _times(
     inp: StepInputs, op: str, nbytes: np.ndarray
 ) -> tuple[list[float], tuple[list[float], list[float]] | None]:
@@ -89,7 +117,7 @@ _PLANS: dict[tuple[object, ...], Plan] = {}
 def _plan(n_seg: int, n_rs: int, n_ag: int, final: bool, overlap: bool) -> Plan:
     """Forward, the backward segments, a reduce-scatter per gradient bucket (after its
     segment, or after the whole backward without overlap) and, when ``final``, the optimizer
-    step and an all-gather per parameter bucket after it."""
+    step and the parameter all-gather(s) after it (:func:`gather_bytes`: one)."""
     first, last_bwd = 1, n_seg
     kind = ["forward", *["backward"] * n_seg, *["reduce_scatter"] * n_rs]
     stream = [COMPUTE] * (1 + n_seg) + [GRADS] * n_rs
@@ -102,6 +130,6 @@ def _plan(n_seg: int, n_rs: int, n_ag: int, final: bool, overlap: bool) -> Plan:
         kind += ["optimizer", *["all_gather"] * n_ag]
         stream += [COMPUTE, *[PARAMS] * n_ag]
         after += [(opt - 1,), *[(opt,)] * n_ag]
-        label += ["optimizer step (shard)", *labels("param bucket {}", n_ag)]
+        label += ["optimizer step (shard)", *labels("param all-gather {}", n_ag)]
         span += ["", *["job"] * n_ag]
     return plan(kind, stream, after, label, span)
