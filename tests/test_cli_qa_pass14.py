@@ -1,0 +1,78 @@
+"""A QA pass over one road per question: a preset's rank count read alike by `collective
+--cluster --ranks` and the sweep; options a measured step time makes moot; a calibration's
+backend; the scenario's calibration note; `validate compare` beside its own outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+from tests._cli import one_line_error, run
+
+
+def _json(*args: str):
+    r = run(*args, "--json")
+    assert r.exit_code == 0, (r.stdout, r.stderr)
+    return json.loads(r.stdout)
+
+
+# --- collective --cluster --ranks: the sweep's reading of a preset's rank count ---------------
+
+
+@pytest.mark.parametrize(("ranks", "nodes", "gpus"), [("16", 2, 8), ("4", 1, 4), ("8", 1, 8)])
+def test_collective_cluster_ranks_is_the_sweeps_row(ranks, nodes, gpus):
+    row = _json(
+        "collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", ranks, "--size", "1GiB"
+    )["results"][0]
+    swept = cm.sweep(preset="dgx-h100", ranks=int(ranks), size=2**30).iloc[0]
+    p = cm.predict_collective("all_reduce", 2**30, "dgx-h100", nodes=nodes, gpus_per_node=gpus)
+    assert (row["nodes"], row["gpus_per_node"], row["ranks"]) == (nodes, gpus, int(ranks))
+    assert row["time_s"] == swept["time_s"] == p.time_s
+
+
+def test_collective_cluster_ranks_not_whole_nodes_refused_as_the_sweep():
+    line = one_line_error(
+        run("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "12", "-s", "1GB"),
+        "--ranks: 12 GPUs cannot be built from 'dgx-h100' nodes of 8 GPUs",
+        "--ranks <= 8 or a multiple of 8",
+        "--nodes",
+    )
+    assert "`" not in line
+    with pytest.raises(ValueError, match="12 GPUs cannot be built from 'dgx-h100'"):
+        cm.sweep(preset="dgx-h100", ranks=12, size=2**30)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [(("--nodes", "3"), "--nodes: 3 disagrees with --ranks 16"),
+     (("--gpus-per-node", "4"), "--gpus-per-node: 4 disagrees with --ranks 16")],
+)  # fmt: skip
+def test_collective_cluster_ranks_with_disagreeing_nodes_refused(extra, field):
+    one_line_error(
+        run("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "16", "-s", "1GB",
+            *extra),
+        field,
+        "2 nodes of 8 GPUs",
+    )  # fmt: skip
+
+
+def test_collective_cluster_ranks_with_agreeing_nodes_answered():
+    a = _json("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "16", "--nodes",
+              "2", "-s", "1GB")["results"][0]  # fmt: skip
+    b = _json("collective", "all_reduce", "--cluster", "dgx-h100", "--nodes", "2", "-s", "1GB")
+    assert a["time_s"] == b["results"][0]["time_s"]
+
+
+def test_collective_cluster_ranks_algorithm_all_on_those_nodes():
+    d = _json("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "16",
+              "--algorithm", "all", "-s", "1GB")  # fmt: skip
+    assert (d["nodes"], d["ranks"]) == (2, 16)
+
+
+def test_collective_cluster_one_rank_count():
+    one_line_error(
+        run("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "8,16", "-s", "1GB"),
+        "--ranks: with --cluster one rank count",
+    )
