@@ -76,3 +76,32 @@ def test_collective_cluster_one_rank_count():
         run("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "8,16", "-s", "1GB"),
         "--ranks: with --cluster one rank count",
     )
+
+
+# --- train --step-time: the predicted step's own options are refused -------------------------
+
+TRAIN = ("train", "--arch", "llama-2-7b", "--tokens", "2T", "--nodes", "8", "--zero", "1")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--model", "nccl"), ("--model=lesson",), ("--contention", "0.5"),
+     ("--power-limit-w", "400"), ("--sync",), ("--no-sync",)],
+)  # fmt: skip
+def test_train_step_time_refuses_options_of_the_predicted_step(extra):
+    name = extra[0].partition("=")[0]
+    one_line_error(
+        run(*TRAIN, "--step-time", "3s", *extra), f"{name}: not with --step-time", "give one"
+    )
+
+
+@pytest.mark.parametrize("extra", [("--model", "lesson"), ("--contention", "0.5"), ("--sync",)])
+def test_train_without_step_time_takes_them(extra):
+    assert run(*TRAIN, *extra, "--json").exit_code == 0
+
+
+def test_train_step_time_keeps_memory_options():
+    a = _json(*TRAIN, "--step-time", "3s")
+    b = _json(*TRAIN, "--step-time", "3s", "--bucket", "100MiB")
+    assert a["wall_days"] == b["wall_days"]
+    assert a["memory_total_bytes"] != b["memory_total_bytes"]  # the fit follows it
