@@ -105,3 +105,69 @@ def test_train_step_time_keeps_memory_options():
     b = _json(*TRAIN, "--step-time", "3s", "--bucket", "100MiB")
     assert a["wall_days"] == b["wall_days"]
     assert a["memory_total_bytes"] != b["memory_total_bytes"]  # the fit follows it
+
+
+# --- a calibration's backend: the harness's values, one check for every loader ----------------
+
+H100_LOG = "costmodel/data/reference/nccl-tests/13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
+
+
+@pytest.fixture(scope="module")
+def h100_toml(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cal") / "h100.toml"
+    r = run("calibrate", H100_LOG, "--cluster", "dgx-h100", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+def _with_backend(src, tmp_path, value):
+    text = src.read_text(encoding="utf-8")
+    assert "\nbackend = " not in text
+    out = tmp_path / "edited.toml"
+    out.write_text(text.replace("\nplacement = ", f"\nbackend = {value}\nplacement = ", 1))
+    return out
+
+
+@pytest.mark.parametrize("value", ['"carrier-pigeon"', '"NCCL"', "3"])
+def test_calibration_backend_refused_alike_by_every_loader(h100_toml, tmp_path, value):
+    from costmodel.validation.calibrate import load_calibration
+
+    bad = _with_backend(h100_toml, tmp_path, value)
+    cluster_line = one_line_error(
+        run("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
+        f"{bad}: backend: ",
+        "'nccl' or 'gloo'",
+    )
+    compare_line = one_line_error(
+        run("validate", "compare", H100_LOG, "--calibration", str(bad)), f"{bad}: backend: "
+    )
+    assert cluster_line.split(f"{bad}: ", 1)[1] == compare_line.split(f"{bad}: ", 1)[1]
+    with pytest.raises(ValueError, match="backend: .*'nccl' or 'gloo'"):
+        load_calibration(bad)
+
+
+@pytest.mark.parametrize("value", ["nccl", "gloo"])
+def test_calibration_backend_known_values_load(h100_toml, tmp_path, value):
+    from costmodel.validation.calibrate import load_calibration
+
+    good = _with_backend(h100_toml, tmp_path, f'"{value}"')
+    assert load_calibration(good).backend == value
+    assert run("collective", "all_reduce", "--cluster", str(good), "--size", "4KiB").exit_code == 0
+
+
+def test_calibrate_keeps_only_a_backend_the_loaders_take(tmp_path):
+    """A results file whose backend the harness does not write (edited, or another tool's)
+    calibrated into a file every loader then refused; the backend is left out instead."""
+    from pathlib import Path
+
+    from costmodel.validation.calibrate import calibrate, load_calibration, write_calibration
+    from costmodel.validation.logread import read_log
+
+    log = Path(H100_LOG)
+    rows = read_log(log.read_text(encoding="utf-8"), log.name).rows
+    for backend, kept in (("gloo", "gloo"), ("mpi", None)):
+        c = calibrate(rows.assign(backend=backend), base="dgx-h100", name="h1cal")
+        assert c.backend == kept
+        out = tmp_path / f"{backend}.toml"
+        write_calibration(c, out)
+        assert load_calibration(out).backend == kept
