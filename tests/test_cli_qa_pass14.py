@@ -171,3 +171,48 @@ def test_calibrate_keeps_only_a_backend_the_loaders_take(tmp_path):
         out = tmp_path / f"{backend}.toml"
         write_calibration(c, out)
         assert load_calibration(out).backend == kept
+
+
+# --- scenario on a calibration: a warning about another row says which row --------------------
+
+POLARIS_LOG = "costmodel/data/reference/nccl-tests/25a_"
+
+
+@pytest.fixture(scope="module")
+def polaris_toml(tmp_path_factory):
+    """Calibrated on 2 x 4 A100 over Slingshot: across nodes only."""
+    from pathlib import Path
+
+    (log,) = Path(POLARIS_LOG).parent.glob(Path(POLARIS_LOG).name + "*")
+    out = tmp_path_factory.mktemp("cal") / "polaris.toml"
+    r = run("calibrate", str(log), "--cluster", "alcf-polaris", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+def _calibration_warnings(capsys, *args: str) -> list[str]:
+    """The `costmodel: warning:` lines naming a calibration, as the entry point prints them."""
+    from costmodel import cli
+
+    assert cli.main(["scenario", "--params", "7B", *args]) == 0
+    return [x for x in capsys.readouterr().err.splitlines() if "calibration '" in x]
+
+
+def test_scenario_on_two_nodes_names_the_one_node_scaling_row(polaris_toml, capsys):
+    (line,) = _calibration_warnings(capsys, "--cluster", str(polaris_toml), "--nodes", "2")
+    assert line.startswith("costmodel: warning: the scaling table's row at 1 node: ")
+    assert "calibration 'polaris' was fitted across nodes only" in line
+
+
+def test_scenario_on_one_node_of_a_multi_node_calibration_is_its_own(polaris_toml, capsys):
+    (line,) = _calibration_warnings(capsys, "--cluster", str(polaris_toml), "--nodes", "1")
+    assert line.startswith("costmodel: warning: calibration 'polaris' was fitted across nodes")
+
+
+def test_scenario_names_each_multi_node_row_once(h100_toml, capsys):
+    lines = _calibration_warnings(capsys, "--cluster", str(h100_toml), "--nodes", "2",
+                                  "--strategy", "fsdp")  # fmt: skip
+    # the scenario's own 2-node step, then the table's other multi-node rows, each named once
+    assert len(lines) == 2, lines
+    assert "the scaling table" not in lines[0]
+    assert "the scaling table's rows at 4, 8, 16 nodes: calibration 'h100'" in lines[1]
