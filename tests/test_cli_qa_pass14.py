@@ -216,3 +216,67 @@ def test_scenario_names_each_multi_node_row_once(h100_toml, capsys):
     assert len(lines) == 2, lines
     assert "the scaling table" not in lines[0]
     assert "the scaling table's rows at 4, 8, 16 nodes: calibration 'h100'" in lines[1]
+
+
+# --- validate compare FOLDER beside its own earlier outputs ----------------------------------
+
+
+def test_compare_leaves_out_its_own_earlier_outputs(tmp_path):
+    """An earlier `validate compare logs/ -o logs/cmp.csv --report logs/r.html` (and a Parquet
+    table, and --json saved there) left files the next run read as logs: each "not compared",
+    and the run FAILed (exit 1) with every log compared. They are named and left out now."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(H100_LOG, logs)
+    first = run("validate", "compare", str(logs), "--cluster", "dgx-h100", "-o",
+                str(logs / "cmp.csv"), "--report", str(logs / "r.html"), "--json")  # fmt: skip
+    assert first.exit_code == 0, first.stderr
+    (logs / "out.json").write_text(first.stdout, encoding="utf-8")
+    table = run("validate", "compare", str(logs), "--cluster", "dgx-h100", "-o",
+                str(logs / "c.parquet"))  # fmt: skip
+    assert table.exit_code == 0, table.stderr
+    again = run("validate", "compare", str(logs), "--cluster", "dgx-h100", "--json")
+    assert again.exit_code == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert doc["skipped_files"] == [] and doc["passed"] is True
+    assert doc["rows"] == json.loads(first.stdout)["rows"]
+    assert [x.split(":")[0] for x in doc["skipped_outputs"]] == [
+        "c.parquet", "cmp.csv", "out.json", "r.html"
+    ]  # fmt: skip
+    assert "--output table (Parquet)" in doc["skipped_outputs"][0]
+    text = run("validate", "compare", str(logs), "--cluster", "dgx-h100")
+    assert text.exit_code == 0, text.stderr
+    assert "left out: r.html: validate compare's own --report (HTML), not a log" in text.stderr
+    # calibrate reads a folder alike: the outputs left out, not "not fitted"
+    fitted = run("calibrate", str(logs), "--cluster", "dgx-h100", "-o", str(tmp_path / "c.toml"),
+                 "--json")  # fmt: skip
+    assert fitted.exit_code == 0, fitted.stderr
+    assert json.loads(fitted.stdout)["skipped_files"] == []
+
+
+def test_compare_output_redirected_into_the_folder_is_its_own(tmp_path, monkeypatch):
+    """`validate compare logs/ --json > logs/out.json`: the shell creates out.json, empty,
+    before the command lists the folder; it was read as an empty log and failed the run."""
+    import sys
+
+    from costmodel.cli.measure import _compare_output
+
+    out = tmp_path / "out.json"
+    with out.open("w", encoding="utf-8") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        said = _compare_output(out)
+    assert said == "this command's own standard output (redirected there), not a log"
+
+
+def test_a_log_named_like_an_output_is_still_a_log(tmp_path):
+    """Told by content, not by name: an nccl-tests log saved as .csv or .json is compared."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(H100_LOG, logs / "run.csv")
+    doc = json.loads(run("validate", "compare", str(logs), "--cluster", "dgx-h100",
+                         "--json").stdout)  # fmt: skip
+    assert doc["skipped_outputs"] == [] and doc["rows"] > 0
