@@ -301,7 +301,9 @@ def _cluster_ranks(
     try:
         k, g = (int(a[0]) for a in ranks_slice([n], base.gpus_per_node, cluster))
     except ValueError as exc:
-        raise ValueError(cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get))
+        raise ValueError(
+            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
+        ) from None
     for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
         if given is not None and given != shape:
             raise ValueError(
