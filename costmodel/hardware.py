@@ -718,6 +718,10 @@ class CollectiveFit(_Frozen):
 
 
 Placement = Literal["out-of-place", "in-place", "both"]
+Backend = Literal["nccl", "gloo"]
+"""The communication backends a calibration's runs can come from: those the harness runs and
+writes in its results' ``backend`` column (nccl-tests and ``validate torch --backend nccl``:
+nccl; ``validate torch --backend gloo`` on CPUs: gloo)."""
 
 
 class CandidateCalibration(_Frozen):
@@ -873,7 +877,7 @@ class CalibrationPreset(_Frozen):
     name: Name = Field(description="preset name (the file name without .toml)")
     base: Name | None = Field(None, description="cluster preset the fits refine")
     description: str = Field("", description="free text")
-    backend: str | None = Field(None, description="communication backend measured (nccl, gloo)")
+    backend: Backend | None = Field(None, description="communication backend measured (nccl, gloo)")
     method: str = Field("", description="how the fits were made")
     created: str = Field("", description="when the fits were made (ISO 8601)")
     fits: tuple[CollectiveFit, ...] = Field(

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, get_args
@@ -1172,54 +1173,84 @@ class Scenario(OneLineModel):
         ``ddp.ddp_step`` (the same engine and numbers, with the memoized all-reduce), the
         sharded strategies through :meth:`strategy_step`.
         """
-        from .strategy.step import verdict
+        from .predict import CalibrationWarning
 
         clusters = clusters or _Clusters(self)
         counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)} | {self.nodes})
-        rows = []
+        rows: list[ScalingRow] = []
+        # a calibration's word on the other node counts' rows (fitted across nodes only: the
+        # 1-node row is the uncalibrated model's), said once naming those rows: alone it read
+        # as about the scenario's own prediction, which it is not
+        other_rows: dict[tuple[str, type[Warning]], dict[int, None]] = {}
         for n in counts:
-            if n > SCALING_MAX_NODES:
+            if n == self.nodes:
+                self._scaling_row(n, clusters, step, rows)
                 continue
-            try:
-                c = clusters.cluster(n)
-            except ValueError:  # a node count this cluster cannot have (a box with no network)
-                continue
-            if self.strategy_name != "ddp":
-                try:
-                    s = self.strategy_step(c, timeline=False, band=False)
-                except ValueError:  # e.g. an hsdp group that does not divide this node count
-                    continue
-            else:
-                s = (
-                    step
-                    if step is not None and n == self.nodes
-                    else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
-                )
-            tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
-            # memory from the layout at this node count (sharding changes with it): a step of
-            # a node count that does not fit is said so, as the scenario's own step is
-            mem = float(s.memory_bytes) if hasattr(s, "memory_bytes") else self._memory_at(c)
-            rows.append(
-                ScalingRow(
-                    nodes=n,
-                    ranks=int(c.ranks),
-                    step_time_s=float(s.step_time_s),
-                    comm_s=float(s.comm_s),
-                    exposed_comm_s=float(s.exposed_comm_s),
-                    efficiency=float(s.efficiency),
-                    compute_share=float(s.compute_share),
-                    bound=verdict(
-                        float(s.compute_s),
-                        float(s.comm_s),
-                        float(s.exposed_comm_s),
-                        float(s.step_time_s),
-                    ),
-                    tokens_per_s=tokens / float(s.step_time_s),
-                    memory_bytes=mem,
-                    fits=mem <= float(c.gpu.memory_bytes),
-                )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                self._scaling_row(n, clusters, step, rows)
+            for w in caught:
+                if issubclass(w.category, CalibrationWarning):
+                    other_rows.setdefault((str(w.message), w.category), {})[n] = None
+                else:  # any other warning as it was raised
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for (text, category), at in other_rows.items():
+            ns = list(at)  # a row warned once per collective of its step: named once
+            counted = (
+                units.format_counted(ns[0], "node")
+                if len(ns) == 1
+                else (f"{', '.join(str(k) for k in ns)} nodes")
             )
+            row = "row" if len(ns) == 1 else "rows"
+            warnings.warn(f"the scaling table's {row} at {counted}: {text}", category, stacklevel=3)
         return rows
+
+    def _scaling_row(self, n: int, clusters: _Clusters, step: Any, rows: list[ScalingRow]) -> None:
+        """The scaling row at ``n`` nodes appended to ``rows`` (:meth:`_scaling`); none where
+        the cluster cannot have ``n`` nodes or the layout cannot be built there."""
+        from .strategy.step import verdict
+
+        if n > SCALING_MAX_NODES:
+            return
+        try:
+            c = clusters.cluster(n)
+        except ValueError:  # a node count this cluster cannot have (a box with no network)
+            return
+        if self.strategy_name != "ddp":
+            try:
+                s = self.strategy_step(c, timeline=False, band=False)
+            except ValueError:  # e.g. an hsdp group that does not divide this node count
+                return
+        else:
+            s = (
+                step
+                if step is not None and n == self.nodes
+                else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
+            )
+        tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
+        # memory from the layout at this node count (sharding changes with it): a step of
+        # a node count that does not fit is said so, as the scenario's own step is
+        mem = float(s.memory_bytes) if hasattr(s, "memory_bytes") else self._memory_at(c)
+        rows.append(
+            ScalingRow(
+                nodes=n,
+                ranks=int(c.ranks),
+                step_time_s=float(s.step_time_s),
+                comm_s=float(s.comm_s),
+                exposed_comm_s=float(s.exposed_comm_s),
+                efficiency=float(s.efficiency),
+                compute_share=float(s.compute_share),
+                bound=verdict(
+                    float(s.compute_s),
+                    float(s.comm_s),
+                    float(s.exposed_comm_s),
+                    float(s.step_time_s),
+                ),
+                tokens_per_s=tokens / float(s.step_time_s),
+                memory_bytes=mem,
+                fits=mem <= float(c.gpu.memory_bytes),
+            )
+        )
 
     def _memory_at(self, c: Any) -> float:
         """Memory per GPU [B] of this scenario's layout on cluster ``c`` (its node count):

@@ -474,7 +474,16 @@ def test_collective_over_a_preset_equals_predict():
     assert rows[0]["time_s"] == pytest.approx(p.time_s, rel=1e-12)
     assert rows[0]["algorithm_used"] == p.algorithm
     assert_usage_error(
-        run("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100", "--ranks", "8"),
+        run(
+            "collective",
+            "all_reduce",
+            "-s",
+            "1GB",
+            "--cluster",
+            "dgx-h100",
+            "--bandwidth",
+            "50GB/s",
+        ),
         "either --cluster",
     )
     assert_usage_error(

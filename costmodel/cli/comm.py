@@ -278,6 +278,42 @@ def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | Non
             models.check_algorithm(m, op, algorithm, link=link)
 
 
+def _cluster_ranks(
+    cluster: str, ranks: str, nodes: int | None, gpus_per_node: int | None
+) -> tuple[int, int]:
+    """``collective --cluster NAME --ranks N``: the nodes and GPUs per node ``N`` ranks take on
+    the preset, as the sweep's ``ranks`` axis takes them
+    (:func:`costmodel.sweep.evaluate.ranks_slice`); a ``--nodes`` or ``--gpus-per-node`` also
+    given must be that shape, else refused."""
+    from .._limits import LINK_RANKS
+    from ..presets import cluster as load_cluster
+    from ..sweep import parse_values
+    from ..sweep.evaluate import ranks_slice
+
+    LINK_RANKS.check("--ranks", ranks)
+    counts = parse_values("ranks", ranks)
+    if len(counts) != 1:
+        raise ValueError(
+            f"--ranks: with --cluster one rank count (as --nodes is one), got {ranks!r}"
+        )
+    n = int(counts[0])
+    base = load_cluster(cluster, field="cluster")
+    try:
+        k, g = (int(a[0]) for a in ranks_slice([n], base.gpus_per_node, cluster))
+    except ValueError as exc:
+        raise ValueError(
+            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
+        ) from None
+    for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
+        if given is not None and given != shape:
+            raise ValueError(
+                f"{name}: {given} disagrees with --ranks {n}, which on {cluster!r} is "
+                f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
+                "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
+            )
+    return k, g
+
+
 def collective(
     op: Annotated[
         str,
@@ -300,7 +336,9 @@ def collective(
         str | None,
         typer.Option(
             "--ranks",
-            help="Number of ranks N, 1..1,000,000,000 (with --bandwidth; 1 exchanges nothing).",
+            help="Number of ranks N, 1..1,000,000,000 (with --bandwidth; 1 exchanges nothing). "
+            "With --cluster, instead of --nodes: N <= the node's GPUs is one node's slice, a "
+            "multiple of them whole nodes, as the sweep's ranks axis reads it.",
         ),
     ] = None,
     bandwidth: Annotated[
@@ -333,7 +371,10 @@ def collective(
             help="A cluster preset (see 'costmodel presets list') instead of --bandwidth."
         ),
     ] = None,
-    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    # None: not given (one node), so that --ranks with a --nodes that disagrees is refused
+    nodes: Annotated[
+        int | None, typer.Option(min=1, help="Nodes of the preset. Default 1.")
+    ] = None,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
     # None: not given (nccl on a cluster), so that `--model nccl` typed over one link is refused
     # as any other value is, not answered by the textbook formulas without a word
@@ -394,7 +435,8 @@ def collective(
                     "with --cluster the preset's links and the --model give it"
                 )
     else:
-        cluster_only = {"--nodes": nodes != 1, "--gpus-per-node": gpus_per_node is not None,
+        cluster_only = {"--nodes": nodes is not None,
+                        "--gpus-per-node": gpus_per_node is not None,
                         "--model": model is not None, "--gpus-per-process": gpus_per_process
                         is not None,
                         "--nvls" if nvls else "--no-nvls": nvls is not None,
@@ -405,6 +447,14 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
+    if cluster is not None:
+        if bandwidth is not None:
+            raise ValueError(
+                "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
+            )
+        if link_ranks is not None:  # the preset's nodes these ranks take, as the sweep's
+            nodes, gpus_per_node = _cluster_ranks(cluster, link_ranks, nodes, gpus_per_node)
+    nodes = 1 if nodes is None else nodes
     model = "nccl" if model is None else model
     _refuse_empty(op, cluster, model, algorithm)
     # how the run is launched, where given: predict_collective's keywords, the sweep's axes
@@ -416,8 +466,6 @@ def collective(
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
-        if bandwidth is not None or link_ranks is not None:
-            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
         axes.update(preset=cluster, nodes=nodes, model=model, algorithm=algorithm or "auto")
         if gpus_per_node is not None:
             axes["gpus_per_node"] = gpus_per_node

@@ -791,14 +791,72 @@ _MEASURED_COLUMNS = (
 )
 
 
-def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
+#: Columns only ``validate compare``'s per-row table (``--output``, CSV or Parquet) has: the
+#: prediction beside the measurement and its error (a log, whatever its name, has neither)
+_COMPARISON_COLUMNS = ("predicted_time_s", "predicted_busbw_bytes_per_s", "rel_error")
+#: Keys only ``validate compare --json``'s document has, written to a file beside the logs
+_COMPARISON_JSON_KEYS = ("median_abs_rel_error", "skipped_files", "expected_error")
+#: Largest JSON file looked into for those keys [B]: --json of a comparison is a few kB
+_MAX_OWN_JSON_BYTES = 8 * 2**20
+
+
+def _compare_output(path: Path) -> str | None:
+    """Why ``path`` is one of ``validate compare``'s own outputs written beside the logs by an
+    earlier run (its --output table, CSV or Parquet; its --report; its --json saved to a file),
+    or None. Told by the content, not the name: a log named ``b.csv`` is read as a log, and an
+    output named ``run.txt`` is still an output."""
+    import csv
+    import json
+
+    from ..validation.compare import REPORT_TITLE
+
+    for name, stream in (("standard output", sys.stdout), ("standard error", sys.stderr)):
+        try:  # `validate compare logs/ --json > logs/out.json`: the shell made it, empty
+            if os.path.samestat(os.fstat(stream.fileno()), path.stat()):
+                return f"this command's own {name} (redirected there), not a log"
+        except (AttributeError, OSError, ValueError):  # no file behind the stream (a test's)
+            pass
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return None
+    if head.startswith(b"PAR1"):  # Parquet's magic: never a text log
+        import pyarrow.parquet as pq
+
+        try:
+            names = set(pq.read_schema(path).names)
+        except Exception:  # noqa: BLE001 - not a Parquet file after all: read as a log
+            return None
+        if set(_COMPARISON_COLUMNS) <= names:
+            return "validate compare's own --output table (Parquet), not a log"
+        return None
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    if set(_COMPARISON_COLUMNS) <= set(next(csv.reader([first]), [])):
+        return "validate compare's own --output table (CSV), not a log"
+    if head.lstrip()[:6].lower() == b"<html>" and f"<title>{REPORT_TITLE}</title>".encode() in head:
+        return "validate compare's own --report (HTML), not a log"
+    if head.lstrip().startswith(b"{") and path.stat().st_size <= _MAX_OWN_JSON_BYTES:
+        try:
+            doc = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            return None
+        if isinstance(doc, dict) and set(_COMPARISON_JSON_KEYS) <= set(doc):
+            return "validate compare's own --json output, not a log"
+    return None
+
+
+def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, list[str]]:
     """Every file of ``folder`` read as an nccl-tests log (:func:`_read_log`, one set of
     ``settings``), in name order, pooled into one :class:`~costmodel.validation.logread.LogRead`:
     rows concatenated, each assumed fact once with the logs it holds for, each warning and
     finding prefixed with its file's name. A file that cannot be read is left out and named
     with its reason (the second value: ``bad.txt: line 28: ...``), so the others are still
     compared; none readable is an error naming each. The third value: the readable logs' bytes
-    (NCCL's debug lines). Without a cluster the logs must point to one preset."""
+    (NCCL's debug lines). The fourth: ``validate compare``'s own outputs an earlier run wrote
+    into the folder (:func:`_compare_output`), each named with what it is: left out, not read
+    as logs and not counted as logs that failed to read. Without a cluster the logs must point
+    to one preset."""
     import dataclasses
 
     import pandas as pd
@@ -818,7 +876,12 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         )
     reads: list[tuple[Path, Any]] = []
     skipped: list[str] = []
+    outputs: list[str] = []
     for path in files:
+        own = _compare_output(path)
+        if own is not None:
+            outputs.append(f"{path.name}: {own}")
+            continue
         if path.suffix.lower() == ".jsonl":  # every command reads .jsonl as results, not a log
             skipped.append(
                 f"{path.name}: a results file (.jsonl), not an nccl-tests log; give it on its "
@@ -838,7 +901,7 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     if not reads:
         raise ValueError(
             f"results: no file of {str(folder)!r} reads as an nccl-tests log: "
-            + "; ".join(skipped)[:600]
+            + "; ".join(skipped + outputs)[:600]
         )
     # a log whose measured rows are another's of the folder (a copy kept beside it: x.bak,
     # x-copy.txt, the same log with Windows line endings) measures nothing new: pooled, each
@@ -902,7 +965,7 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     )
     # each log by its own byte-order mark (UTF-16 from PowerShell), joined as UTF-8
     text = b"\n".join(nccl_tests.decode_lenient(p.read_bytes()).encode("utf-8") for p, _ in reads)
-    return pooled, skipped, text
+    return pooled, skipped, text, outputs
 
 
 def _reference_help() -> str:
@@ -1086,6 +1149,7 @@ def validate_compare(
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not compared
+    own_outputs: list[str] = []  # a folder's files an earlier validate compare wrote: left out
     log_text: bytes | None = None  # a folder's readable logs, for NCCL's debug lines
     unused: list[str] = []  # options a results file records per row: said not used
     if is_results_file(results.name) and not results.is_dir():
@@ -1113,7 +1177,7 @@ def validate_compare(
             "placement": placement,
         }
         if results.is_dir():  # a folder of logs: each read alike, a bad one named and left out
-            read, skipped_files, log_text = _read_folder(results, **settings)
+            read, skipped_files, log_text, own_outputs = _read_folder(results, **settings)
         else:
             read = _read_log(results, **settings)
         measured = read.rows
@@ -1233,6 +1297,8 @@ def validate_compare(
         )
     for line in skipped_files:
         said.append(f"costmodel: warning: not compared: {line}")
+    # an earlier run's outputs beside the logs: named and left out, not a log that failed
+    said += [f"left out: {line}" for line in own_outputs]
     # rows nccl-tests' own data check failed (#wrong, out of bounds FAILED): said, as compared
     flagged = cmp.flagged_note(table[table["kind"].fillna("collective") == "collective"]
                                if "kind" in table else table)  # fmt: skip
@@ -1331,6 +1397,9 @@ def validate_compare(
                 # compared fails the command whatever the rows read
                 "verdict": "fail" if skipped_files and outcome else verdict.lower(),
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
+                # a folder's files an earlier validate compare wrote (its -o, --report, --json):
+                # left out, not failures
+                "skipped_outputs": own_outputs,
                 "socket_fallback": fallback,
                 # over every predicted row (the text's headline); the checked range's own:
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
@@ -1688,6 +1757,7 @@ def calibrate(
     notices: list[str] = []
     findings: list[str] = []
     skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not fitted
+    own_outputs: list[str] = []  # a folder's files an earlier validate compare wrote: left out
     if results.suffix.lower() == ".jsonl" and not results.is_dir():
         from ..validation.runner import incomplete_note
 
@@ -1706,7 +1776,7 @@ def calibrate(
             "assume_nodes": False,
         }
         if results.is_dir():  # a folder of logs, as validate compare reads it
-            read, skipped_files, _ = _read_folder(results, **settings)
+            read, skipped_files, _, own_outputs = _read_folder(results, **settings)
         else:
             read = _read_log(results, **settings)
         measured = read.rows
@@ -1721,6 +1791,7 @@ def calibrate(
             f"costmodel: warning: {n}" for n in (*notices, *findings)
         ]
         said += [f"costmodel: warning: not fitted: {line}" for line in skipped_files]
+        said += [f"left out: {line}" for line in own_outputs]
     shadowed = _shadowed_preset(name or output.stem)
     if shadowed:
         notices.append(shadowed)
@@ -1814,6 +1885,7 @@ def calibrate(
                 "warnings": notices,
                 "findings": findings,
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
+                "skipped_outputs": own_outputs,  # an earlier validate compare's, left out
             }
         )
         return

@@ -1997,6 +1997,36 @@ def _bucket_text(bucket: str | None) -> str | None:
     return bucket
 
 
+def _refuse_step_only(step_time: Any, contention: Any, power_limit_w: Any) -> None:
+    """``train --step-time``: the options that change only the predicted step (the collectives'
+    model, the overlap contention, the power limit the fitted compute follows, accumulation
+    under no_sync or not) have nothing to change beside a measured step, which replaces the
+    predicted one whole; each is refused rather than accepted silently. (They did move the
+    step times of the "what makes it fit" suggestions, which are predictions beside a measured
+    step: the same answer whatever was measured.) The options of the memory (strategy,
+    recompute, dtypes, bucket, overheads) and of the batch stay: the fit and the tokens per step
+    follow them."""
+    if step_time is None:
+        return
+    from ._common import _ARGV
+
+    def typed(option: str) -> bool:  # --model and --sync/--no-sync have a value by default
+        return any(a == option or a.startswith(option + "=") for a in _ARGV)
+
+    for name, given in (
+        ("--model", typed("--model")),
+        ("--contention", contention is not None),
+        ("--power-limit-w", power_limit_w is not None),
+        ("--sync", typed("--sync")),
+        ("--no-sync", typed("--no-sync")),
+    ):
+        if given:
+            raise ValueError(
+                f"{name}: not with --step-time (it changes only the predicted step, which a "
+                "measured step replaces); give one of them"
+            )
+
+
 def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
     """A measured step replaces the compute, and a measured compute the MFU: a second one given
     beside it would be silently ignored, so it is refused (the CLI's rule for options)."""
@@ -2845,7 +2875,9 @@ def train(
     """Time and cost to train: wall-clock days, GPU-hours, dollars and MFU.
 
     The step time is the scenario's prediction, or --step-time as measured (then the MFU shown
-    is what that measurement implies). A --price preset must be one published for the
+    is what that measurement implies, and the options that change only the predicted step,
+    --model, --contention, --power-limit-w, --mfu, --compute-time and --sync/--no-sync, are
+    refused: the measurement replaces that step; the memory's and the batch's options stay). A --price preset must be one published for the
     cluster's GPU; every cost is shown with its price's date. The batch can be given tokens
     first: --global-tokens (the global batch in tokens per step, split over the GPUs as
     `costmodel batch --global-tokens` splits it) and --tokens-per-gpu (instead of
@@ -2865,6 +2897,7 @@ def train(
     if (tokens is None) == (steps is None):
         raise ValueError("--tokens or --steps: give exactly one of them")
     d = units.parse_tokens(tokens, name="--tokens") if tokens is not None else None
+    _refuse_step_only(step_time, contention, power_limit_w)
     if step_time:
         bare_seconds_warning("--step-time", step_time)
     measured = units.parse_duration(step_time, name="--step-time") if step_time else None

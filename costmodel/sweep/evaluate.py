@@ -120,6 +120,33 @@ def _categorical(parts: list[tuple[np.ndarray, Any]], n: int) -> _Cat:
     return _Cat(codes, list(index))
 
 
+def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes and GPUs per node [-] that ``ranks`` GPUs of a preset whose node holds
+    ``gpus_per_node`` GPUs take: ``N <= G`` ranks are one node's slice of ``N`` GPUs, a multiple
+    of ``G`` is ``N / G`` whole nodes; any other count has no such shape and is refused.
+
+    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
+    The one reading of a preset's rank count: the sweep's ``ranks`` axis and ``costmodel
+    collective --cluster --ranks`` (whose prediction is :func:`costmodel.predict_collective`
+    on those nodes and GPUs per node).
+
+    >>> [a.tolist() for a in ranks_slice([4, 16], 8, "dgx-h100")]
+    [[1, 2], [4, 8]]
+    """
+    r = np.atleast_1d(np.asarray(ranks, dtype=np.int64))
+    single = r <= gpus_per_node
+    bad = ~single & (r % gpus_per_node != 0)
+    if bad.any():
+        n = int(r[bad][0])
+        name = preset if isinstance(preset, str) else getattr(preset, "name", preset)
+        raise ValueError(
+            f"ranks: {n} GPUs cannot be built from {name!r} nodes of {gpus_per_node} GPUs; "
+            f"use `ranks` <= {gpus_per_node} or a multiple of {gpus_per_node}, or set `nodes` "
+            "instead"
+        )
+    return np.where(single, 1, r // gpus_per_node), np.where(single, r, gpus_per_node)
+
+
 def _eval_collective_preset(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
@@ -128,18 +155,7 @@ def _eval_collective_preset(
     n = len(sizes)
     base = get_cluster(cat["preset"], 1, None)
     if "ranks" in num:
-        ranks = num["ranks"]
-        gpn0 = base.gpus_per_node
-        single = ranks <= gpn0
-        bad = ~single & (ranks % gpn0 != 0)
-        if bad.any():
-            r = int(ranks[bad][0])
-            raise ValueError(
-                f"ranks: {r} GPUs cannot be built from {cat['preset']!r} nodes of {gpn0} GPUs; "
-                f"use ranks <= {gpn0} or a multiple of {gpn0}, or set nodes instead"
-            )
-        nodes = np.where(single, 1, ranks // gpn0)
-        gpn = np.where(single, ranks, gpn0)
+        nodes, gpn = ranks_slice(num["ranks"], base.gpus_per_node, cat["preset"])
     else:
         nodes = num.get("nodes", np.ones(n, dtype=np.int64))
         gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))

@@ -445,8 +445,15 @@ def calibrate(
     residuals.attrs["skipped"] = skipped
     backend = None
     if "backend" in results:
+        from typing import get_args
+
+        from costmodel.hardware import Backend
+
         values = results["backend"].dropna().unique()
-        backend = str(values[0]) if len(values) == 1 else None
+        # one backend the harness knows (a results file edited to another text is not carried
+        # into a calibration that every loader would then refuse)
+        one = str(values[0]) if len(values) == 1 else None
+        backend = one if one in get_args(Backend) else None
     fabric = []
     if structure is not None:
         nvls, collnet_enabled = _launch_switches(df, nvls, collnet_enabled)

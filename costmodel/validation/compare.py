@@ -1241,11 +1241,16 @@ def _error_formatters(frame: pd.DataFrame) -> dict[str, Callable[[Any], str]]:
     }
 
 
+REPORT_TITLE = "costmodel: measured vs predicted"
+"""The title of :func:`write_report`'s page (``validate compare --report``), by which the
+command knows an earlier report left among the logs it reads."""
+
+
 def write_report(
     comparison: pd.DataFrame,
     path: str | Path,
     *,
-    title: str = "costmodel: measured vs predicted",
+    title: str = REPORT_TITLE,
     ddp: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
 ) -> Path:
