@@ -399,7 +399,7 @@ may list several presets, at most one per GPU: each row takes the one published 
 cluster's GPU (a GPU is never priced at another GPU's rate)."""
 
 
-_ON_A_PRESET = "a step sweep prices a preset (`costmodel step --cluster`): "
+_ON_A_PRESET = "a step sweep prices a cluster preset: "
 STEP_LINK_OPTIONS: dict[str, str] = {
     "ranks": _ON_A_PRESET + "its ranks are nodes x gpus_per_node",
     "bandwidth": _ON_A_PRESET + "its links give the bandwidth",
