@@ -203,7 +203,10 @@ def test_every_step_option_is_a_step_sweep_axis_or_a_one_link_option():
 def test_a_one_link_option_on_a_step_sweep_says_why_it_is_no_axis(key):
     r = run("sweep", "--no-progress", "--kind", "step", *BASE, "--set", f"{key}=1")
     one_line_error(
-        r, f"--set {key}: unknown step axis '{key}'", "a step sweep prices a cluster preset", "allowed: "
+        r,
+        f"--set {key}: unknown step axis '{key}'",
+        "a step sweep prices a cluster preset",
+        "allowed: ",
     )
 
 
