@@ -502,6 +502,30 @@ def notes(
         getattr(where or st, kind)(plain(text) if escape else text, **kwargs)
 
 
+#: What a switch's link may hold (Streamlit's binding reads these, in any case, and nothing else).
+SWITCH_VALUES = ("true", "false")
+
+
+def bound_switch(where: Any, kind: str, label: str, *, key: str, **kwargs: Any) -> bool:
+    """``where.<kind>(label, ...)`` (``checkbox`` or ``toggle``) bound to the URL parameter
+    ``key``, with a red message for a link whose value is not ``true`` or ``false``.
+
+    Streamlit reads only those two (in any case) and drops any other value without a word:
+    ``?cl_sharp=1`` or ``?ddp_pin=yes`` showed the switch off, and the page's answer was the
+    one without SHARP or without B while the link's author meant it on. A choice and a number
+    a link gets wrong are named (:func:`bound_choice`, :func:`bound_number`), so a switch's is
+    too: the box's label, the values it takes, and that its default is used."""
+    given = st.query_params.get_all(key) if key in st.query_params else []
+    bad = [v for v in given if v.strip() and v.lower() not in SWITCH_VALUES]
+    if bad:
+        _drop_url_value(key)
+        error(
+            f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a value of "
+            f"{label}; allowed: {', '.join(SWITCH_VALUES)}; the default is used"
+        )
+    return bool(getattr(where, kind)(label, key=key, bind=QP, **kwargs))
+
+
 def bound_choice(
     where: Any,
     kind: str,

@@ -1,0 +1,63 @@
+"""Headless (AppTest) checks from the thirty-sixth QA pass (a new user planning a run: the
+all-reduce, the 70B step, H100 against B200, deep links with bad values).
+
+Each test failed before its fix.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from tests.test_app import _text, assert_clean, open_page
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+# every switch (checkbox or toggle) bound to the URL, with the link that draws it
+SWITCHES = [
+    ("page_cluster.py", "cl_sharp", "In-network reduction across nodes (SHARP)", {}),
+    ("page_collectives.py", "coll_compare", "Side by side: compare with a second", {}),
+    ("page_collectives.py", "coll_all_models", "Every model on this cluster", {}),
+    ("page_ddp.py", "ddp_own_mfu", "Set the MFU (else the fitted efficiency)", {}),
+    ("page_ddp.py", "ddp_no_sync", "no_sync on all but the last micro-batch", {}),
+    ("page_ddp.py", "ddp_reshard", "reshard_after_forward", {"ddp_strategy": "fsdp"}),
+    ("page_ddp.py", "ddp_flash", "FlashAttention", {"ddp_arch": "llama-3.1-8b"}),
+    ("page_ddp.py", "ddp_pin", "Compare with a second configuration (B)", {}),
+    ("page_memory.py", "shape_activations", "Add activations of a transformer shape", {}),
+    ("page_memory.py", "activations", "Include activations", {"arch": "llama-3.1-8b"}),
+    ("page_memory.py", "flash", "FlashAttention", {"arch": "llama-3.1-8b"}),
+    ("page_memory.py", "mem_reshard", "reshard_after_forward", {"zero_stage": "3"}),
+    ("page_memory.py", "mem_pin", "Compare with a second configuration (B)", {}),
+]
+
+
+def _errors(at) -> list[str]:
+    return [_text(e.value) for e in at.error]
+
+
+@pytest.mark.parametrize(("page", "key", "label", "query"), SWITCHES)
+def test_a_switchs_link_that_is_not_true_or_false_is_named(page, key, label, query) -> None:
+    """Streamlit reads a switch's link only as true or false and dropped any other value
+    without a word: ``/cluster?cl_sharp=1`` showed the hierarchical times without SHARP,
+    ``?ddp_pin=yes`` no B, and the page said nothing. Now the switch is named, with the
+    values it takes, and the URL loses the value."""
+    at = open_page(page, {**query, key: "1"})
+    assert_clean(at)
+    said = [e for e in _errors(at) if f"URL parameter {key}: '1' is not a value of " in e]
+    assert said, _errors(at)
+    assert label in said[0] and "allowed: true, false; the default is used" in said[0], said
+    assert key not in at.query_params
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", "false"])
+def test_a_switchs_true_or_false_in_any_case_is_read_without_a_word(value) -> None:
+    """What Streamlit reads is still read: SHARP on (in any case) moves the hierarchical
+    times; false is the default."""
+    plain = open_page("page_cluster.py")
+    at = open_page("page_cluster.py", {"cl_sharp": value})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    serial = {m.label: m.value for m in at.metric}["Hierarchical, serial"]
+    before = {m.label: m.value for m in plain.metric}["Hierarchical, serial"]
+    assert (serial != before) is (value.lower() == "true"), (serial, before)
