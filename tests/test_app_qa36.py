@@ -61,3 +61,29 @@ def test_a_switchs_true_or_false_in_any_case_is_read_without_a_word(value) -> No
     serial = {m.label: m.value for m in at.metric}["Hierarchical, serial"]
     before = {m.label: m.value for m in plain.metric}["Hierarchical, serial"]
     assert (serial != before) is (value.lower() == "true"), (serial, before)
+
+
+@pytest.mark.parametrize(
+    ("page", "key", "value", "label"),
+    [
+        ("page_ddp.py", "ddp_nodes", "inf", "Nodes"),
+        ("page_batch.py", "seq_len", "1e30", "Sequence length [tokens per sample]"),
+        ("page_memory.py", "micro", "nan", "Local batch per GPU [samples]"),
+    ],
+)
+def test_a_links_non_finite_number_claims_no_range_the_box_does_not_have(
+    page, key, value, label
+) -> None:
+    """A box whose range the page checks later (Nodes: 1..1,000,000) was said to take
+    "(-2**53, 2**53)" when a link gave it inf or nan: a range no box of the app has, negative
+    nodes included. The box is named and the default used, with no invented range."""
+    at = open_page(page, {key: value})
+    assert_clean(at)
+    said = [e for e in _errors(at) if e.startswith(f"URL parameter {key}: {value} is not a finite")]
+    assert said and f"as {label} takes; the default is used" in said[0], _errors(at)
+    assert "-2**53" not in said[0], said
+
+
+def test_a_links_non_finite_number_still_names_the_boxs_own_range() -> None:
+    at = open_page("page_ddp.py", {"ddp_gpus_per_node": "inf"})
+    assert any("as GPUs per node takes: [1, 1024]" in e for e in _errors(at)), _errors(at)

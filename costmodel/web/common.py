@@ -794,11 +794,15 @@ def bound_number(
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
             _drop_url_value(key)
-            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
-            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
+            if min_value is None and max_value is None:  # the page checks the range later:
+                said = ""  # "(-2**53, 2**53)" was no range of the box's (Nodes, 1..1,000,000)
+            else:
+                lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+                hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
+                said = f": {lo}, {hi}"
             error(
                 f"URL parameter {key}: {shown} is not a finite number below 2**53, as {label} "
-                f"takes: {lo}, {hi}; the default is used"
+                f"takes{said}; the default is used"
             )
         elif limit is not None and not LIMITS[limit].holds(math.floor(x) if whole else x):
             _drop_url_value(key)  # drawn without Streamlit's bounds: else the box takes it
