@@ -87,3 +87,16 @@ def test_a_links_non_finite_number_claims_no_range_the_box_does_not_have(
 def test_a_links_non_finite_number_still_names_the_boxs_own_range() -> None:
     at = open_page("page_ddp.py", {"ddp_gpus_per_node": "inf"})
     assert any("as GPUs per node takes: [1, 1024]" in e for e in _errors(at)), _errors(at)
+
+
+def test_a_fragmentation_link_past_2_53_gives_the_step_at_the_default() -> None:
+    """``/ddp?ddp_fragmentation=1e30`` was said to give the default, and the step was then
+    sized at 1e30 (the boxes drawn after the first chart are read from the URL), refused in a
+    second red line, and the page showed no step. Now the step is the default one."""
+    plain = open_page("page_ddp.py")
+    at = open_page("page_ddp.py", {"ddp_fragmentation": "1e30"})
+    assert_clean(at)
+    errors = _errors(at)
+    assert len(errors) == 1 and errors[0].startswith("URL parameter ddp_fragmentation"), errors
+    step = {m.label: m.value for m in at.metric}.get("Step time")
+    assert step is not None and step == {m.label: m.value for m in plain.metric}["Step time"]

@@ -1379,8 +1379,10 @@ def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[
     a figure it computes first (the step page fills their slot once its first chart is sent,
     so its first view sends no widget more before it): each box's state, or the URL's value on the
     box's first run in the session and on a Back or Forward run (as the binding gives the box
-    then), else its default. A URL number that is not a finite number gives the default, as
-    the box does."""
+    then), else its default. A URL number that is not finite, or is past 2**53, gives the
+    default, as the box does (:func:`bound_number` says so in red; ``?ddp_fragmentation=1e30``
+    was said to give the default and then sized the step at 1e30, which the step refused, so
+    the page showed no step)."""
 
     def now(key: str, default: Any) -> Any:
         if key in st.session_state and not _history_navigation():
@@ -1394,7 +1396,7 @@ def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[
             frag = float(frag) if _URL_NUMBER.fullmatch(frag) else FRAGMENTATION_DEFAULT
         except ValueError:
             frag = FRAGMENTATION_DEFAULT
-        frag = frag if math.isfinite(frag) else FRAGMENTATION_DEFAULT
+        frag = frag if math.isfinite(frag) and abs(frag) < MAX_URL_NUMBER else FRAGMENTATION_DEFAULT
     return str(ctx), float(frag if frag is not None else FRAGMENTATION_DEFAULT)
 
 
