@@ -502,6 +502,30 @@ def notes(
         getattr(where or st, kind)(plain(text) if escape else text, **kwargs)
 
 
+#: What a switch's link may hold (Streamlit's binding reads these, in any case, and nothing else).
+SWITCH_VALUES = ("true", "false")
+
+
+def bound_switch(where: Any, kind: str, label: str, *, key: str, **kwargs: Any) -> bool:
+    """``where.<kind>(label, ...)`` (``checkbox`` or ``toggle``) bound to the URL parameter
+    ``key``, with a red message for a link whose value is not ``true`` or ``false``.
+
+    Streamlit reads only those two (in any case) and drops any other value without a word:
+    ``?cl_sharp=1`` or ``?ddp_pin=yes`` showed the switch off, and the page's answer was the
+    one without SHARP or without B while the link's author meant it on. A choice and a number
+    a link gets wrong are named (:func:`bound_choice`, :func:`bound_number`), so a switch's is
+    too: the box's label, the values it takes, and that its default is used."""
+    given = st.query_params.get_all(key) if key in st.query_params else []
+    bad = [v for v in given if v.strip() and v.lower() not in SWITCH_VALUES]
+    if bad:
+        _drop_url_value(key)
+        error(
+            f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a value of "
+            f"{label}; allowed: {', '.join(SWITCH_VALUES)}; the default is used"
+        )
+    return bool(getattr(where, kind)(label, key=key, bind=QP, **kwargs))
+
+
 def bound_choice(
     where: Any,
     kind: str,
@@ -770,11 +794,15 @@ def bound_number(
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
             _drop_url_value(key)
-            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
-            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
+            if min_value is None and max_value is None:  # the page checks the range later:
+                said = ""  # "(-2**53, 2**53)" was no range of the box's (Nodes, 1..1,000,000)
+            else:
+                lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+                hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
+                said = f": {lo}, {hi}"
             error(
                 f"URL parameter {key}: {shown} is not a finite number below 2**53, as {label} "
-                f"takes: {lo}, {hi}; the default is used"
+                f"takes{said}; the default is used"
             )
         elif limit is not None and not LIMITS[limit].holds(math.floor(x) if whole else x):
             _drop_url_value(key)  # drawn without Streamlit's bounds: else the box takes it
@@ -1351,8 +1379,10 @@ def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[
     a figure it computes first (the step page fills their slot once its first chart is sent,
     so its first view sends no widget more before it): each box's state, or the URL's value on the
     box's first run in the session and on a Back or Forward run (as the binding gives the box
-    then), else its default. A URL number that is not a finite number gives the default, as
-    the box does."""
+    then), else its default. A URL number that is not finite, or is past 2**53, gives the
+    default, as the box does (:func:`bound_number` says so in red; ``?ddp_fragmentation=1e30``
+    was said to give the default and then sized the step at 1e30, which the step refused, so
+    the page showed no step)."""
 
     def now(key: str, default: Any) -> Any:
         if key in st.session_state and not _history_navigation():
@@ -1366,7 +1396,7 @@ def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[
             frag = float(frag) if _URL_NUMBER.fullmatch(frag) else FRAGMENTATION_DEFAULT
         except ValueError:
             frag = FRAGMENTATION_DEFAULT
-        frag = frag if math.isfinite(frag) else FRAGMENTATION_DEFAULT
+        frag = frag if math.isfinite(frag) and abs(frag) < MAX_URL_NUMBER else FRAGMENTATION_DEFAULT
     return str(ctx), float(frag if frag is not None else FRAGMENTATION_DEFAULT)
 
 

@@ -11,10 +11,10 @@ from costmodel.verdict import decide
 from costmodel.web import data
 from costmodel.web.common import (
     BUFFER_DOES_NOT_FIT,
-    QP,
     accuracy_caption,
     bound_choice,
     bound_number,
+    bound_switch,
     calibration_notes,
     chart,
     check_boxes,
@@ -57,11 +57,12 @@ def _inputs() -> dict:
         key="cl_gpus",
         placeholder="preset",
     )
-    sharp = c[3].checkbox(
+    sharp = bound_switch(
+        c[3],
+        "checkbox",
         "In-network reduction across nodes (SHARP)",
         value=False,
         key="cl_sharp",
-        bind=QP,
         help="what-if: each GPU sends its inter-node shard once and receives it once in the "
         "hierarchical columns, about half a ring's bytes on many nodes (a preset with "
         "IB SHARP, as the textbook model, uses it anyway)",

@@ -29,6 +29,7 @@ from costmodel.web.common import (
     bare_number_warning,
     bound_choice,
     bound_number,
+    bound_switch,
     calibration_notes,
     chart,
     chart_tabs,
@@ -281,10 +282,11 @@ def _default(key: str, **default) -> dict:
 def _pin_inputs(clusters: list[str], where) -> dict | None:
     """Inputs of the pinned configuration B (None when side by side is off); the toggle goes
     in ``where`` (beside the model)."""
-    on = where.toggle(
+    on = bound_switch(
+        where,
+        "toggle",
         "Side by side: compare with a second configuration B",
         key="coll_compare",
-        bind=QP,
         help="B is another cluster, node count, GPUs per node or model: its choice is drawn "
         "dashed over A's algorithms, with a table of time and busbw ratios per size",
     )
@@ -547,10 +549,11 @@ def _cluster(inp: dict) -> None:
             _side_by_side(inp, r, size)
     # every model's curves are the secondary answer: drawn on request, so the first view
     # renders the answer (metrics, table, one chart) with less for the browser to draw
-    if st.toggle(
+    if bound_switch(
+        st,
+        "toggle",
         "Every model on this cluster (lesson, textbook, nccl, nccl-table)",
         key="coll_all_models",
-        bind=QP,
         help="The lesson's flat ring at the NIC rate, the topology-aware textbook model, NCCL's "
         "tuning model and its table alone, side by side over every size",
     ):

@@ -46,6 +46,7 @@ from costmodel.web.common import (
     bare_number_warning,
     bound_choice,
     bound_number,
+    bound_switch,
     calibration_notes,
     chart,
     chart_tabs,
@@ -220,11 +221,12 @@ def _inputs() -> dict:
     seq = bound_number(
         c[1], "Sequence length [tokens]", value=4096, step=1, key="ddp_seq", tokens=True
     )
-    own_mfu = c[2].checkbox(
+    own_mfu = bound_switch(
+        c[2],
+        "checkbox",
         "Set the MFU (else the fitted efficiency)",
         value=False,
         key="ddp_own_mfu",
-        bind=QP,
         help="Default: the achievable efficiency fitted on published one-node runs "
         "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
     )
@@ -271,8 +273,8 @@ def _inputs() -> dict:
     accumulation = bound_number(
         c[0], "Accumulation steps [-]", value=1, step=1, key="ddp_accumulation"
     )
-    no_sync = c[1].checkbox(
-        "no_sync on all but the last micro-batch", value=True, key="ddp_no_sync", bind=QP
+    no_sync = bound_switch(
+        c[1], "checkbox", "no_sync on all but the last micro-batch", value=True, key="ddp_no_sync"
     )
     compute_text = c[2].text_input(
         "Measured compute per micro-batch [s] (optional)",
@@ -336,11 +338,12 @@ def _inputs() -> dict:
             "when set), as the API's, the CLI's (--group-size) and the sweep's default.",
         )
     if strategy in ("fsdp", "hsdp"):
-        reshard = st.checkbox(
+        reshard = bound_switch(
+            st,
+            "checkbox",
             "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
             value=True,
             key="ddp_reshard",
-            bind=QP,
         )
     row = st.columns(4)
     power = bound_number(
@@ -394,7 +397,7 @@ def _inputs() -> dict:
         recompute = bound_choice(
             c[1], "selectbox", "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute"
         )
-        flash = c[2].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
+        flash = bound_switch(c[2], "checkbox", "FlashAttention", value=True, key="ddp_flash")
         loss = bound_choice(
             st.columns(4)[0],
             "selectbox",
@@ -457,11 +460,12 @@ def _pinned(inp: dict) -> dict | None:
     """The second configuration (B): A's inputs with the cluster, model, nodes or strategy
     changed; None when nothing is pinned. Every B widget is URL-bound ("same as A" is left out
     of the URL), so a shared link restores both configurations."""
-    pin = st.toggle(
+    pin = bound_switch(
+        st,
+        "toggle",
         "Compare with a second configuration (B)",
         value=False,
         key="ddp_pin",
-        bind=QP,
         help="Pin B: A with another cluster, model, node count, strategy or compute precision; "
         "both are drawn "
         "on the same charts and a table gives B - A.",

@@ -20,6 +20,7 @@ from costmodel.web.common import (
     QP,
     bound_choice,
     bound_number,
+    bound_switch,
     chart,
     check_boxes,
     context_bytes,
@@ -120,11 +121,12 @@ def _inputs() -> dict:
     if a is None:
         # a bare count: the model state alone by default, as `costmodel memory --params` and
         # the step size it (one road: the same count, the same memory per GPU on every surface)
-        with_act = st.checkbox(
+        with_act = bound_switch(
+            st,
+            "checkbox",
             "Add activations of a transformer shape (Korthikanti et al. 2022 eq. 1)",
             value=False,
             key="shape_activations",
-            bind=QP,
             help="Off by default: a bare parameter count is sized as `costmodel memory --params` "
             "and the step page size it, the model state alone (a count gives no shape to size "
             "activations from). On: the activations of the layers, hidden size and heads "
@@ -132,11 +134,12 @@ def _inputs() -> dict:
             "architecture_for_params), which the step and the CLI do not add",
         )
     else:
-        with_act = st.checkbox(
+        with_act = bound_switch(
+            st,
+            "checkbox",
             "Include activations (Korthikanti et al. 2022)",
             value=True,
             key="activations",
-            bind=QP,
             help="On by default: a verdict without activations says a model fits that does not",
         )
     r = st.columns(5)
@@ -166,11 +169,12 @@ def _inputs() -> dict:
         not_offered="for a named model" if a is not None else "for a custom model",
         disabled=idle,
     )
-    flash = r[3].checkbox(
+    flash = bound_switch(
+        r[3],
+        "checkbox",
         "FlashAttention",
         value=True,
         key="flash",
-        bind=QP,
         disabled=idle,
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
@@ -323,11 +327,12 @@ def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | N
                 limit="group_size",
             )
         )
-    reshard = where.checkbox(  # type: ignore[attr-defined]
+    reshard = bound_switch(
+        where,
+        "checkbox",
         "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
         value=True,
         key="mem_reshard",
-        bind=QP,
         help="Off: every unit's gathered parameters stay from forward to backward (P x 2 B "
         "more per GPU in bf16), as `costmodel memory --no-reshard`",
     )
@@ -434,11 +439,12 @@ def _pinned(inp: dict) -> dict | None:
     both. B's model is a named architecture (its activations come from its shape with A's
     sequence, micro-batch, recompute and FlashAttention choices); None when nothing is pinned.
     """
-    pin = st.toggle(
+    pin = bound_switch(
+        st,
+        "toggle",
         "Compare with a second configuration (B)",
         value=False,
         key="mem_pin",
-        bind=QP,
         help="Pin B: A with another model, rank count, ZeRO stage or GPU; both bars are drawn "
         "side by side and a table gives B - A part by part.",
     )
