@@ -76,6 +76,23 @@ def test_a_log_whose_run_failed_before_its_first_size_names_the_failure(tmp_path
     assert not (tmp_path / "c.toml").exists()
 
 
+def test_a_document_quoting_the_failure_format_is_no_failed_run(tmp_path):
+    """A text that quotes nccl-tests' failure format (a README: "`host: Test NCCL failure
+    common.cu:N '...'`") uploaded by mistake was refused as "the run failed before its first
+    size", quoting the prose: nccl-tests prints a file and a line number there (``%s:%d``), and
+    a match now needs both. The plain "no rows" refusal stays; a real failure line still counts."""
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        "The reader names nccl-tests' own failure line (`host: Test NCCL failure "
+        "common.cu:N '...'`: the test stops at its first error).\n"
+    )
+    line = one_line_error(run("validate", "compare", str(doc)), "no nccl-tests result rows found")
+    assert "failed before its first size" not in line, line
+    from costmodel.validation.nccl_tests._text import _TEST_FAILURE_RE
+
+    assert _TEST_FAILURE_RE.search(_NCCL_FAILURE) and _TEST_FAILURE_RE.search(_TEST_FAILURE)
+
+
 def test_no_bundled_log_is_said_to_have_failed():
     """A failure quoted in a provenance block ('#' lines before the output) or NCCL's own
     debug text is not nccl-tests' failure line: no bundled log with times is said to have

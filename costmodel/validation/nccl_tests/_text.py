@@ -58,8 +58,10 @@ _NCCL_WARN_RE = re.compile(r"\bNCCL WARN\b.*")
 #: nccl-tests' own failure lines (src/common.h: NCCLCHECK prints ``host: Test NCCL failure
 #: file:line 'error / last error'``, CUDACHECK ``host: Test CUDA failure file:line 'error'``,
 #: TESTCHECK `` .. host pid N: Test failure file:line``): the test returns on its first one, so
-#: no size after it was measured (an NCCL error mid-sweep: a network failure, a timeout)
-_TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
+#: no size after it was measured (an NCCL error mid-sweep: a network failure, a timeout).
+#: The file and line number are part of the match (nccl-tests prints ``%s:%d`` there), so a
+#: document quoting the format (a README's ``Test NCCL failure common.cu:N``) is no failure
+_TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure [^\s:]+:\d+\b.*")
 
 #: The title line over nccl-tests' column blocks (``#  out-of-place  in-place``): each block's
 #: placement, in order
