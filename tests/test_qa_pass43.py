@@ -86,24 +86,31 @@ def test_more_bytes_are_never_faster(strategy: str) -> None:
 
 @pytest.mark.parametrize("strategy", ["zero1", "zero2"])
 def test_the_ipg_buffer_is_the_whole_reduce_bucket(strategy: str) -> None:
-    """setup_buckets' ``torch.empty(int(self.reduce_bucket_size), ...)`` (stage_1_and_2.py
-    line 2502): 5e8 elements of the gradient dtype, or the bucket given, for any model."""
+    """setup_buckets' ``torch.empty(int(self.reduce_bucket_size), dtype=self.dtype, ...)``
+    (stage_1_and_2.py line 2502): 5e8 elements of the weights' dtype, or the bucket given,
+    for any model; two of them with the step's overlap (``overlap_comm``'s second buffer,
+    lines 2508-2514; tests/test_qa_pass45.py), one without."""
     for p in (1.0, 1e6, 1e8, 7e9):
         m = strategy_memory(Layout(strategy=strategy, ranks=8), p)
-        assert m.buffers_bytes == 5e8 * 2
+        assert m.buffers_bytes == 2 * 5e8 * 2
+        assert (
+            strategy_memory(Layout(strategy=strategy, ranks=8), p, overlap=False).buffers_bytes
+            == 5e8 * 2
+        )
         assert m.gathered_bytes == 0.0  # the gather writes into the weights
+    # fp32 gradients beside bf16 weights: the buffers are bf16 (self.dtype, the weights')
     fp32 = strategy_memory(Layout(strategy=strategy, ranks=8, grad_dtype="fp32"), 1e6)
-    assert fp32.buffers_bytes == 5e8 * 4
+    assert fp32.buffers_bytes == 2 * 5e8 * 2
     given = strategy_memory(Layout(strategy=strategy, ranks=8, bucket_cap_bytes=2**20), 1e3)
-    assert given.buffers_bytes == 2**20
-    # one rank communicates nothing: no buffer, as for every strategy
-    assert strategy_memory(Layout(strategy=strategy, ranks=1), 1e6).buffers_bytes == 0.0
+    assert given.buffers_bytes == 2 * 2**20
+    # one rank holds them too: DeepSpeed allocates them whatever the world size
+    assert strategy_memory(Layout(strategy=strategy, ranks=1), 1e6).buffers_bytes == 2 * 5e8 * 2
 
 
 def test_memory_order_with_the_whole_buffer() -> None:
     """zero1 >= zero2 always; ddp >= zero1 once the model fills a bucket. Below that DeepSpeed's
-    whole 1 GB buffer outweighs what ZeRO-1 shards of a 1e6-parameter model (12 MB), so zero1
-    holds more than ddp, as DeepSpeed does."""
+    whole 2 GB of buffers (two of 1 GB with overlap_comm) outweigh what ZeRO-1 shards of a
+    1e6-parameter model (12 MB), so zero1 holds more than ddp, as DeepSpeed does."""
     for p in (1e6, 7e9):
         mem = [stage_memory(z, 8, p).total_bytes for z in (0, 1, 2)]
         assert mem[1] >= mem[2]
@@ -111,7 +118,7 @@ def test_memory_order_with_the_whole_buffer() -> None:
             assert mem[0] >= mem[1]
         else:
             assert mem[1] > mem[0]
-            assert mem[1] == pytest.approx(p * (2 + 2 + 12 / 8) + 1e9, rel=1e-12)
+            assert mem[1] == pytest.approx(p * (2 + 2 + 12 / 8) + 2e9, rel=1e-12)
     # the step reports the same memory as the memory road
     s = _step("zero1", params=1e6, timeline=False)
     assert s.memory_bytes == pytest.approx(stage_memory(1, 16, 1e6).total_bytes, rel=1e-12)

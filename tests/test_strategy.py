@@ -326,11 +326,12 @@ def test_memory_buffers_per_strategy():
     ddp_m = strategy_memory(Layout(strategy="ddp", ranks=8), p)
     assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
     z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
-    # one reduce bucket, DeepSpeed's default 5e8 elements of bf16; the all-gather writes into
-    # the weights in place (no bucket of its own)
-    assert z.buffers_bytes == 5e8 * 2
+    # two reduce buckets (the step overlaps: DeepSpeed's overlap_comm double buffer), each
+    # DeepSpeed's default 5e8 elements of the bf16 weights; the all-gather writes into the
+    # weights in place (no bucket of its own)
+    assert z.buffers_bytes == 2 * 5e8 * 2
     z = strategy_memory(Layout(strategy="zero1", ranks=8, bucket_cap_bytes=25 * 2**20), p)
-    assert z.buffers_bytes == 25 * 2**20  # an explicit bucket wins
+    assert z.buffers_bytes == 2 * 25 * 2**20  # an explicit bucket wins
     # a bare count: the units of its transformer (architecture_for_params), so the largest
     # neighbouring pair is the last block and the head
     sizes = [u.params for u in wrap_units(p)]

@@ -150,8 +150,9 @@ _MfuOpt = Annotated[
 _BucketOpt = Annotated[
     str | None,
     typer.Option(
-        help="Bucket size of ddp/zero1/zero2: 50MiB (default: the strategy's own: ddp 25 MiB, "
-        "PyTorch's bucket_cap_mb; zero1/zero2 5e8 elements, DeepSpeed's reduce_bucket_size; "
+        help="Bucket size of ddp/zero1/zero2 in bytes of gradients: 50MiB (default: the "
+        "strategy's own: ddp 25 MiB, PyTorch's bucket_cap_mb; zero1/zero2 DeepSpeed's "
+        "reduce_bucket_size, 5e8 elements (1 GB of bf16 gradients), not DDP's 25 MiB; "
         "their parameter all-gather is one collective, uncut).",
     ),
 ]
@@ -465,7 +466,8 @@ def memory(
     the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp) or for
     --strategy (hsdp: ZeRO-3 inside groups of --group-size GPUs, as `step --strategy hsdp
     --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
-    their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
+    their own, beside the lesson's total (none on one rank, except ZeRO-1/2's ipg buffers,
+    which DeepSpeed allocates on one rank too). --nodes N with --cluster shards
     over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
     scenario and train count them; without --cluster, N x G ranks and no verdict; not with
     --ranks). Without --ranks and --nodes the state is sharded over one node, the default of

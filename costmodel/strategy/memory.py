@@ -6,19 +6,24 @@ while it communicates:
 
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
-zero1/2   DeepSpeed's contiguous gradient ("ipg") buffer, allocated whole: the reduce bucket
-          (``cap``, 5e8 elements of the gradient dtype by default) whatever the model's size;
-          the parameter all-gather holds nothing more: it writes in place into the flat
-          weight buffer the weights part already counts
+zero1/2   DeepSpeed's contiguous gradient ("ipg") buffers, allocated whole: two (double
+          buffered, as ``overlap_comm`` allocates them; one with ``overlap=False``) of the
+          reduce bucket's elements (``reduce_bucket_size``, 5e8 by default) in the weights'
+          dtype, whatever the model's size and at any rank count, one rank included; the
+          parameter all-gather holds nothing more: it writes in place into the flat weight
+          buffer the weights part already counts
 fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the one computing
           and the one prefetched) and their unsharded gradients awaiting the reduce-scatter;
           without resharding every unit stays gathered from forward to backward (``P x`` the
           gather dtype)
 ========= ==================================================================================
 
-One rank communicates nothing, so it holds none of these (``ranks = 1``: the lesson's
-``16 P`` for mixed-precision Adam, unchanged); nor does an hsdp group of one GPU, which gathers
-nothing (its replicas all-reduce each unit's gradient in place).
+One rank communicates nothing, so under ddp and fsdp it holds none of these (``ranks = 1``:
+the lesson's ``16 P`` for mixed-precision Adam, unchanged); nor does an hsdp group of one GPU,
+which gathers nothing (its replicas all-reduce each unit's gradient in place). ZeRO-1/2 on one
+rank hold their ipg buffers all the same: DeepSpeed allocates them in ``setup_buckets``
+whatever the data-parallel world size (:func:`_zero_buffers_bytes`), and memory says what the
+process holds.
 
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
@@ -177,6 +182,7 @@ def strategy_memory(
     cuda_context_bytes: float = 0.0,
     fragmentation: float = 0.0,
     loss: str = "fp32",
+    overlap: bool = True,
 ) -> StrategyMemory:
     """Memory per GPU of ``layout`` [B] (module docstring): ``M = training_memory(P, stage,
     N_shard) + buffers + gathered``, e.g. ``16 P / N`` of model state under fsdp and
@@ -185,6 +191,9 @@ def strategy_memory(
     which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`). ``params`` a
     count, or an architecture name read as ``arch`` (``strategy_memory(lay, "llama-3.1-8b")``,
     as :func:`~.step.strategy_step` reads it); a count beside ``arch`` must be its count.
+    ``overlap``: the step's (:func:`~.step.strategy_step`, default True: gradient
+    reductions overlapped with backward, which DeepSpeed runs with ``overlap_comm`` and its
+    second ipg buffer); False sizes zero1/zero2 with one buffer (:func:`_zero_buffers_bytes`).
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
     >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
@@ -196,6 +205,9 @@ def strategy_memory(
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
+    overlap = flag("overlap", overlap)
+    if not isinstance(overlap, bool):  # an array of flags: one layout, one answer
+        raise ValueError(f"overlap: one True or False per call, got {overlap!r}")
     from ..architecture import Architecture
 
     if isinstance(params, Architecture) or (isinstance(params, str) and not _numeric_text(params)):
@@ -215,6 +227,7 @@ def strategy_memory(
         cuda_context_bytes,
         fragmentation,
         loss,
+        overlap,
     )
     if not (isinstance(layout, Layout) and all([isinstance(v, _SCALARS) for v in plain])):
         return _strategy_memory(layout, params, arch, flash_attention, plain)
@@ -415,6 +428,7 @@ def _strategy_memory(
         cuda_context_bytes,
         fragmentation,
         loss,
+        overlap,
     ) = plain
     lay = layout
     # one layout, one number each: an array (or a list, a dict) raised float()'s TypeError or
@@ -458,7 +472,13 @@ def _strategy_memory(
     grad_b = lay.grad_bytes(r.gradient_bytes)
     frag = 1.0 + float(fragmentation)
     gathered = buffers = 0.0
-    if lay.ranks == 1:
+    if lay.strategy in ("zero1", "zero2"):
+        # at any rank count, one included: DeepSpeed allocates the ipg buffers whatever the
+        # world size (_zero_buffers_bytes); the bucket's elements are the cap over the
+        # gradient dtype's bytes (the step cuts its reduce-scatters at cap bytes of them)
+        elements = lay.bucket_cap(grad_b) / grad_b
+        buffers = _zero_buffers_bytes(elements, r.weight_bytes, overlap)
+    elif lay.ranks == 1:
         pass  # one rank: no collective, no bucket, nothing gathered
     elif lay.shard_group == 1 and lay.strategy == "hsdp":
         # an hsdp group of one GPU holds its whole unit already: the step gathers nothing and
@@ -467,8 +487,6 @@ def _strategy_memory(
         pass
     elif lay.strategy == "ddp":
         buffers = p * grad_b
-    elif lay.strategy in ("zero1", "zero2"):
-        buffers = _zero_buffers_bytes(lay.bucket_cap(grad_b))
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
@@ -486,24 +504,44 @@ def _strategy_memory(
     )
 
 
-def _zero_buffers_bytes(cap_bytes: float) -> float:
-    r"""What ZeRO-1/2 hold beside the sharded state while they communicate [B]: one whole
-    gradient bucket, ``B = cap`` (the reduce bucket in bytes: ``reduce_bucket_size``
-    elements, 5e8 by default, of the gradient dtype as reduced), whatever the parameter
+def _zero_buffers_bytes(bucket_elements: float, weight_bytes: float, overlap: bool = True) -> float:
+    r"""What ZeRO-1/2 hold beside the sharded state while they communicate [B]: the contiguous
+    gradient ("ipg") buffers, ``B = k E w``: ``E`` the reduce bucket's elements
+    (``reduce_bucket_size``, 5e8 by default: ``bucket_cap / g`` for a cap given in bytes of
+    the gradient dtype ``g``), ``w`` the weights' bytes per element (the recipe's
+    ``weight_bytes``: DeepSpeed's ``self.dtype``, not the gradient dtype), ``k = 2`` with
+    ``overlap`` (the step's default) and 1 without; whatever the parameter count and the rank
     count, and no parameter bucket.
 
-    From DeepSpeed's source (deepspeedai/DeepSpeed, master of 2026-08-22):
+    From DeepSpeed's source (deepspeedai/DeepSpeed, master of 2026-08-22,
+    deepspeed/runtime/zero/stage_1_and_2.py unless named):
 
-    - deepspeed/runtime/zero/stage_1_and_2.py ``DeepSpeedZeroOptimizer.setup_buckets``
-      (line 2493), with ``contiguous_gradients`` (its default, True:
-      deepspeed/runtime/zero/config.py line 102), allocates
-      ``torch.empty(int(self.reduce_bucket_size), dtype=self.dtype, ...)`` per communication
-      dtype before the gradients arrive: the whole ``reduce_bucket_size``, not the model's
-      gradients, so a model smaller than the bucket still holds all of it (a second buffer
-      only with ``overlap_comm``, lines 2509-2514, whose default is False below stage 3,
-      config.py ``overlap_comm_valid``, lines 383-385). The buffer's dtype there is the
-      optimizer's parameter dtype; the model counts the gradient dtype (the same for the
-      shipped recipes' bf16 weights and gradients);
+    - ``DeepSpeedZeroOptimizer.setup_buckets`` (line 2493), with ``contiguous_gradients``
+      (its default, True: deepspeed/runtime/zero/config.py line 102), allocates
+      ``buf_0 = torch.empty(int(self.reduce_bucket_size), dtype=self.dtype, ...)`` (lines
+      2502-2504) per communication dtype before the gradients arrive: the whole
+      ``reduce_bucket_size`` (config.py line 113, ``pp_int(5e8)``, "Number of elements"),
+      not the model's gradients, so a model smaller than the bucket still holds all of it;
+    - its dtype is ``self.dtype = self.optimizer.param_groups[0]['params'][0].dtype``
+      (``__init__``, line 354): the weights' dtype ("Buffer's dtype is the same as the dtype
+      of optimizer, not dtype for autocast", line 2501), so gradients reduced in fp32 beside
+      bf16 weights still pass through a bf16 buffer;
+    - with ``overlap_comm`` it allocates a second one, ``buf_1``, alike (lines 2508-2514:
+      "Use double buffers to avoid data access conflict when overlap_comm is enabled"), and
+      ``reduce_independent_p_g_buckets_and_remove_grads`` swaps between them (line 1206).
+      Nothing else ``overlap_comm`` switches allocates memory: the ``reduction_stream`` is
+      created whatever it is (line 531, a stream, no tensor), and ``grads_in_partition``
+      (``copy_grads_in_partition``, line 1678) is the rank's gradient partition, allocated
+      with ``contiguous_gradients`` with or without overlap, which the state's gradients part
+      counts. The step overlaps the reduce-scatters with backward by default, which DeepSpeed
+      does only with ``overlap_comm`` (``process_gradients``, line 1764, reduces from the
+      backward hooks only under ``partition_gradients or overlap_comm``; its default is False
+      below stage 3, config.py ``overlap_comm_valid``, lines 383-385): so memory counts two
+      buffers where the step overlaps and one where it does not (``overlap=False``), one
+      configuration for both;
+    - the buffers are allocated on the first gradient of each backward whatever the
+      data-parallel world size (``process_gradients`` calls ``setup_buckets``, line 1761;
+      ``_release_ipg_buffers``, line 828, frees them after it): one rank holds them too;
     - after the optimizer step each rank copies its fp32 partition into its slice of the flat
       weight buffer (``step``: ``bit16_partitions[partition_id].data.copy_(...)``), and
       ``all_gather_dp_groups`` (deepspeed/runtime/utils.py) gathers into that same buffer,
@@ -511,15 +549,16 @@ def _zero_buffers_bytes(cap_bytes: float) -> float:
       itself; :func:`costmodel.strategy.zero.gather_bytes`). It allocates nothing.
 
     So the gathered weights are the weights part of the state (replicated at stages 1 and 2,
-    ``P w``), zero1 never holds more than zero2's state plus the same buffer, and ZeRO-1
-    holds more than DDP when the optimizer state it shards saves less than the buffer costs
-    beyond DDP's bucket copy (a model of fewer than about 1e8 parameters under
-    mixed-precision Adam at DeepSpeed's default bucket), as DeepSpeed does.
+    ``P w``), zero1 never holds more than zero2's state plus the same buffers, and ZeRO-1
+    holds more than DDP when the optimizer state it shards saves less than the buffers cost
+    beyond DDP's bucket copy (a model of fewer than about 2e8 parameters under
+    mixed-precision Adam at DeepSpeed's default bucket, 2 GB of bf16 buffers), as DeepSpeed
+    does.
 
-    >>> _zero_buffers_bytes(1e9), _zero_buffers_bytes(2e9)
-    (1000000000.0, 2000000000.0)
+    >>> _zero_buffers_bytes(5e8, 2.0), _zero_buffers_bytes(5e8, 2.0, overlap=False)
+    (2000000000.0, 1000000000.0)
     """
-    return float(cap_bytes)
+    return (2.0 if overlap else 1.0) * float(bucket_elements) * float(weight_bytes)
 
 
 def stage_memory(
@@ -653,22 +692,28 @@ def stage_buffers_bytes(
     elementwise over arrays of ``ranks`` and ``params`` (the memory sweep's rows): the buckets
     and gathered units, which depend on the count and not on the rank count above one rank, so
     each distinct count is sized once (by :func:`stage_memory` itself, at one of the rank
-    counts above one) and one rank gets 0. ``layout``: :func:`stage_memory`'s layout keywords
+    counts above one) and one rank gets 0, except under ZeRO-1/2, whose ipg buffers one rank
+    holds too (:func:`_zero_buffers_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
     (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``), valid at
     every rank count of ``ranks`` (:func:`memory_layout`).
 
     >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]
     [0, 14]
+    >>> [round(b / 1e9) for b in stage_buffers_bytes(1, [1, 8], [7e9, 7e9])]
+    [2, 2]
     """
     import numpy as np
 
     p = np.asarray(params, dtype=float)
     n = np.asarray(ranks)
     p, n = np.broadcast_arrays(p, n)
-    many = n[n > 1]
+    held = n > 1
+    if zero_stage in (1, 2):  # zero1/zero2: the same ipg buffers at every rank count, one too
+        held = np.ones(n.shape, dtype=bool)
+    many = n[held]
     if not many.size:
         return np.zeros(p.shape)
-    at = int(many.ravel()[0])  # any rank count above one: the buffers do not depend on it
+    at = int(many.ravel()[0])  # any rank count that holds them: they do not depend on it
     values, index = np.unique(p, return_inverse=True)
     extra = np.array(
         [
@@ -679,7 +724,7 @@ def stage_buffers_bytes(
         ],
         dtype=float,
     )
-    return np.where(n > 1, extra[index.reshape(p.shape)], 0.0)
+    return np.where(held, extra[index.reshape(p.shape)], 0.0)
 
 
 def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: Any) -> float:

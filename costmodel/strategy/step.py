@@ -706,6 +706,11 @@ def _prepare_step(
         (so ``costmodel memory --cuda-context/--fragmentation``'s), checked by
         :func:`.memory.check_overheads` before anything is priced. ``memory`` and ``fits`` are
         :func:`.memory.strategy_memory` of the step's layout with them.
+    overlap
+        Overlap the gradient collectives with backward (default True); False runs them after
+        the whole backward. The memory follows it (:func:`.memory.strategy_memory`'s
+        ``overlap``): zero1/zero2 overlap as DeepSpeed's ``overlap_comm`` does, which
+        double-buffers its ipg buffer, so they hold two buffers with it and one without.
     """
     from ..architecture import Architecture
 
@@ -1212,6 +1217,7 @@ def _prepare_at(
             loss=su.loss,
             cuda_context_bytes=su.cuda_context_bytes,
             fragmentation=su.fragmentation,
+            overlap=su.overlap,  # zero1/zero2: DeepSpeed's second ipg buffer with overlap_comm
         )
         tokens_step = su.tokens * ranks * acc
         ct = su.ct

@@ -182,7 +182,7 @@ def memory_by_stage(
 
     Each stage is the layout ``costmodel step`` prices for it
     (:func:`costmodel.strategy.memory.stage_memory`), as ``costmodel memory`` sizes it: DDP's
-    bucket copy, ZeRO-1/2's gradient bucket and FSDP's gathered units are parts of the bar. ZeRO-3 is
+    bucket copy, ZeRO-1/2's gradient (ipg) buffers and FSDP's gathered units are parts of the bar. ZeRO-3 is
     ``layout3``'s fsdp or hsdp (:func:`stage_layout`).
     """
     from costmodel.strategy.memory import stage_memory

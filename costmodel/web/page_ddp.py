@@ -258,9 +258,10 @@ def _inputs() -> dict:
         key="ddp_bucket",
         bind=QP,
         placeholder="strategy default",
-        help="Bucket size of ddp/zero1/zero2, e.g. 50MiB. Empty: the strategy's default "
-        "(ddp: PyTorch's bucket_cap_mb = 25 MiB; zero1/zero2: DeepSpeed's reduce_bucket_size "
-        "= 5e8 elements; their parameter all-gather is one collective, uncut)",
+        help="Bucket size of ddp/zero1/zero2 in bytes of gradients, e.g. 50MiB. Empty: the "
+        "strategy's default (ddp: PyTorch's bucket_cap_mb = 25 MiB; zero1/zero2: DeepSpeed's "
+        "reduce_bucket_size = 5e8 elements, 1 GB of bf16 gradients; their parameter all-gather "
+        "is one collective, uncut)",
     )
     bucket = (
         parse_input("bucket_cap", _within("bucket", parse_bytes), bucket_text)

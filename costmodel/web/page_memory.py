@@ -699,8 +699,8 @@ _LAYOUT_BOXES = {
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
 _BUFFER_OF_STAGE = {
     0: "DDP's bucket copy of the gradients",
-    1: "ZeRO-1's gradient bucket",
-    2: "ZeRO-2's gradient bucket",
+    1: "ZeRO-1's gradient bucket buffers (DeepSpeed's ipg buffers)",
+    2: "ZeRO-2's gradient bucket buffers (DeepSpeed's ipg buffers)",
     3: "FSDP's gathered units in flight",
 }
 
@@ -874,8 +874,10 @@ def render() -> None:
             + f", {format_bytes(lesson[stage])}, plus "
             + (
                 "no communication buffer (one rank communicates nothing: no buckets, no gathered units)."
-                if int(inp["ranks"]) == 1
-                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}."
+                if int(inp["ranks"]) == 1 and stage not in (1, 2)
+                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
+                # DeepSpeed allocates ZeRO-1/2's ipg buffers whatever the world size
+                + (", allocated on one rank too." if int(inp["ranks"]) == 1 else ".")
             )
         )
         # what `costmodel memory` says beside the numbers (its activation line is the
