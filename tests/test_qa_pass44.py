@@ -1,0 +1,65 @@
+"""A notebook user's pass over ``import costmodel as cm`` (README section 2).
+
+- ``cm.allreduce_time`` / ``cm.collective_time`` take ``gamma_s_per_byte``, the reduction cost of
+  the alpha-beta-gamma formulas, as the formula layer (``cm.collectives``) and ``costmodel
+  collective --gamma`` do: the package-level front dropped it (a TypeError), so the notebook
+  could not give the number the CLI gives.
+
+Each test failed before the fix.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import costmodel as cm
+from tests._cli import run
+
+
+def test_allreduce_time_takes_gamma_as_the_formula_layer_does() -> None:
+    """The ring's ``(N-1)/N M gamma`` term: 1 GB on 8 ranks at 50 GB/s and 1e-10 s/B adds
+    7/8 x 0.1 s to 2 x 7/8 x 0.02 s."""
+    t = cm.allreduce_time(1e9, 8, 50e9, gamma_s_per_byte=1e-10)
+    assert t == pytest.approx(2 * 7 / 8 * 1e9 / 50e9 + 7 / 8 * 1e9 * 1e-10)
+    assert t == cm.collectives.allreduce_time(1e9, 8, 50e9, gamma_s_per_byte=1e-10)
+
+
+def test_collective_time_takes_gamma_positionally_and_as_arrays() -> None:
+    """The seventh argument, as in ``cm.collectives.collective_time``; arrays broadcast.
+    A binomial-tree reduce: L (a + M b + M g), L = 3 for 8 ranks."""
+    m = np.array([1e6, 1e9])
+    g = np.array([1e-10, 0.0])
+    t = cm.collective_time("reduce", m, 8, 50e9, 5e-6, "binomial_tree", g)
+    np.testing.assert_array_equal(
+        t, cm.collectives.collective_time("reduce", m, 8, 50e9, 5e-6, "binomial_tree", g)
+    )
+    assert t[0] == pytest.approx(3 * (5e-6 + 1e6 / 50e9 + 1e6 * 1e-10))
+
+
+def test_allreduce_time_with_gamma_is_the_cli_number() -> None:
+    """One road: ``collective --gamma`` over one link and the API give the same time."""
+    r = run(
+        "collective", "all_reduce", "--size", "1GB", "--ranks", "8",
+        "--bandwidth", "50GB/s", "--latency", "5us", "--gamma", "1e-10", "--json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    cli_t = json.loads(r.stdout)["results"][0]["time_s"]
+    assert cli_t == cm.allreduce_time(1e9, 8, 50e9, 5e-6, gamma_s_per_byte=1e-10)
+
+
+@pytest.mark.parametrize("gamma", [-1.0, 1e-3, float("nan")])
+def test_gamma_out_of_range_is_refused_naming_it(gamma: float) -> None:
+    with pytest.raises(ValueError, match=r"^gamma_s_per_byte: must be a reduction cost in 0\.\.1e-6"):
+        cm.allreduce_time(1e9, 8, 50e9, gamma_s_per_byte=gamma)
+
+
+def test_gamma_with_a_cluster_is_refused_as_latency_is() -> None:
+    """A cluster's models carry their own terms: a nonzero gamma is one clear line, and 0 (the
+    default) leaves the cluster's answer as it was."""
+    c = cm.cluster("dgx-h100", nodes=2)
+    with pytest.raises(ValueError, match=r"^gamma_s_per_byte: 1e-10 given with a cluster"):
+        cm.allreduce_time(1e9, c, gamma_s_per_byte=1e-10)
+    assert cm.allreduce_time(1e9, c, gamma_s_per_byte=0.0) == cm.allreduce_time(1e9, c)
