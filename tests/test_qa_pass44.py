@@ -52,7 +52,9 @@ def test_allreduce_time_with_gamma_is_the_cli_number() -> None:
 
 @pytest.mark.parametrize("gamma", [-1.0, 1e-3, float("nan")])
 def test_gamma_out_of_range_is_refused_naming_it(gamma: float) -> None:
-    with pytest.raises(ValueError, match=r"^gamma_s_per_byte: must be a reduction cost in 0\.\.1e-6"):
+    with pytest.raises(
+        ValueError, match=r"^gamma_s_per_byte: must be a reduction cost in 0\.\.1e-6"
+    ):
         cm.allreduce_time(1e9, 8, 50e9, gamma_s_per_byte=gamma)
 
 
