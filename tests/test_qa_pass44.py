@@ -11,8 +11,10 @@ Each test failed before the fix.
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import costmodel as cm
@@ -65,3 +67,74 @@ def test_gamma_with_a_cluster_is_refused_as_latency_is() -> None:
     with pytest.raises(ValueError, match=r"^gamma_s_per_byte: 1e-10 given with a cluster"):
         cm.allreduce_time(1e9, c, gamma_s_per_byte=1e-10)
     assert cm.allreduce_time(1e9, c, gamma_s_per_byte=0.0) == cm.allreduce_time(1e9, c)
+
+
+# --- a duration, a date or a complex number is no silent number --------------------------------
+# numpy reads np.timedelta64(5, "us") as 5 (its unit's count): a latency of 5 us was 5 s, the
+# all-gather 35 s instead of 17.5 ms; a complex size lost its imaginary part with a warning only.
+
+_US = np.timedelta64(5, "us")
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: cm.collective_time("all_gather", 1e9, 8, 50e9, _US), "latency_s"),
+        (lambda: cm.allreduce_time(1e9, 8, 50e9, np.array([_US, _US])), "latency_s"),
+        (lambda: cm.allreduce_time(1e9, 8, 50e9, [_US]), "latency_s"),
+        (
+            lambda: cm.allreduce_time(1e9, 8, 50e9, pd.Series(pd.to_timedelta(["5us"]))),
+            "latency_s",
+        ),
+        (lambda: cm.bus_bandwidth("all_reduce", 1e9, 8, np.timedelta64(40, "ms")), "time_s"),
+        (lambda: cm.algorithm_bandwidth(1e9, np.timedelta64(40, "ms")), "time_s"),
+        (lambda: cm.crossover_bytes("ring", "tree", 64, 50e9, _US), "latency_s"),
+        (
+            lambda: cm.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 8, 50e9, _US, _US),
+            "intra_latency_s",
+        ),
+        (
+            lambda: cm.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, 0.0, _US),
+            "inter_latency_s",
+        ),
+    ],
+)
+def test_a_duration_is_refused_not_read_as_its_units_count(call, name: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}: .*got a duration \(timedelta64.*seconds"):
+        call()
+
+
+def test_a_date_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^latency_s: .*got a date \(datetime64"):
+        cm.allreduce_time(1e9, 8, 50e9, np.datetime64("2024-01-01"))
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: cm.allreduce_time(np.array([1e9 + 1j]), 8, 50e9), "message_bytes"),
+        (lambda: cm.allreduce_time(np.complex128(1e9), 8, 50e9), "message_bytes"),
+        (lambda: cm.training_memory(np.array([7e9 + 0j])), "params"),
+        (lambda: cm.max_params(pd.Series([8e10 + 1j])), "memory_bytes"),
+        (lambda: cm.predict_collective("all_reduce", [1e9 + 1j], "dgx-h100"), "message_bytes"),
+        (lambda: cm.global_batch(np.array([4 + 0j]), 8), "local_batch"),
+        (lambda: cm.scale_learning_rate(np.array([1e-3 + 0j]), 8, 16), "base_lr"),
+    ],
+)
+def test_a_complex_number_is_refused_not_cut_to_its_real_part(call, name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's ComplexWarning was all the user saw
+        with pytest.raises(ValueError, match=rf"^{name}: expected a real number .*complex"):
+            call()
+
+
+def test_a_duration_in_bytes_says_numbers_not_seconds() -> None:
+    with pytest.raises(ValueError, match=r"allowed: numbers$"):
+        cm.training_memory(7e9, cuda_context_bytes=np.array([_US]))
+
+
+def test_numbers_in_lists_arrays_and_series_still_agree() -> None:
+    """The check costs the number paths nothing they answered: list, array, Series, 0-d."""
+    want = cm.allreduce_time(1e9, 8, 50e9, 5e-6)
+    for lat in ([5e-6], np.array([5e-6]), pd.Series([5e-6]), np.array(5e-6), np.float64(5e-6)):
+        assert float(np.ravel(cm.allreduce_time(1e9, 8, 50e9, lat))[0]) == want

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import element_text
+from .._checks import element_text, refuse_unreal
 
 if TYPE_CHECKING:
     from .._limits import Limit
@@ -35,6 +35,7 @@ def _array(name: str, value: ArrayLike) -> np.ndarray:
         or getattr(value, "dtype", None) == np.bool_
     ):
         raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}")
+    refuse_unreal(name, value)  # a duration read as its unit's count, a complex part dropped
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
