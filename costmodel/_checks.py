@@ -206,7 +206,8 @@ def refuse_unreal(name: str, value: object) -> None:
         except (TypeError, ValueError):  # ragged, or no number: the caller's conversion says so
             return
     if dtype.kind == "m":
-        seconds = " of seconds (td / np.timedelta64(1, 's'))" if name.endswith("_s") else ""
+        in_seconds = name.endswith("_s") or name == "duration"  # parse_duration's own name
+        seconds = " of seconds (td / np.timedelta64(1, 's'))" if in_seconds else ""
         raise ValueError(
             f"{name}: expected a number or an array of numbers, got a duration ({dtype}), which "
             f"numpy reads as a count of its own unit (5 us as 5); allowed: numbers{seconds}"

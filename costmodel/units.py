@@ -212,6 +212,9 @@ def _number(text: object, what: str) -> float | None:
             "one value per call"
         )
     if hasattr(text, "__float__") and not isinstance(text, str):  # numpy scalars
+        from ._checks import refuse_unreal
+
+        refuse_unreal(what, text)  # float() of np.timedelta64 failed unnamed; complex lost a part
         return float(text)
     return None
 

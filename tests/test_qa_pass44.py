@@ -138,3 +138,21 @@ def test_numbers_in_lists_arrays_and_series_still_agree() -> None:
     want = cm.allreduce_time(1e9, 8, 50e9, 5e-6)
     for lat in ([5e-6], np.array([5e-6]), pd.Series([5e-6]), np.array(5e-6), np.float64(5e-6)):
         assert float(np.ravel(cm.allreduce_time(1e9, 8, 50e9, lat))[0]) == want
+
+
+def test_parse_duration_refuses_a_numpy_duration_it_read_as_seconds() -> None:
+    """``cm.parse_duration(np.timedelta64(5, "ns"))`` was 5.0 (s); with "us" it raised numpy's
+    unnamed TypeError. Both are one line naming the field now."""
+    for td in (np.timedelta64(5, "ns"), np.timedelta64(5, "us")):
+        with pytest.raises(ValueError, match=r"^duration: .*got a duration .*seconds"):
+            cm.parse_duration(td)
+    with pytest.raises(ValueError, match=r"^bandwidth: .*got a duration"):
+        cm.parse_rate(np.timedelta64(5, "ns"))
+
+
+def test_parse_bytes_refuses_a_complex_number() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^size: expected a real number .*complex"):
+            cm.parse_bytes(np.complex128(1e9 + 1j))
+    assert cm.parse_bytes(np.float32(2.0)) == 2  # numpy's real scalars still read
