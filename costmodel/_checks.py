@@ -188,8 +188,10 @@ def refuse_unreal(name: str, value: object) -> None:
     ``np.asarray(x, dtype=float)`` reads a duration (``np.timedelta64(5, "us")``, a pandas
     ``timedelta64`` column) as the count of its own unit, 5, so a latency in seconds came out
     1e6 times too large; a date as days since 1970; a complex number by dropping its imaginary
-    part (only a ``ComplexWarning``). The array paths of the formulas call this before they
-    convert; a plain Python int or float costs one type check.
+    part (only a ``ComplexWarning``); ``float()`` of a numpy scalar does the same. The formulas'
+    array paths, the ``cm.parse_*`` readers and the scalar checks of the step, the cost, the
+    formatters and ``Scenario`` call this before they convert; None, a str or a plain Python
+    int or float costs one type check.
 
     >>> refuse_unreal("latency_s", np.timedelta64(5, "us"))
     Traceback (most recent call last):
@@ -197,7 +199,7 @@ def refuse_unreal(name: str, value: object) -> None:
     ValueError: latency_s: expected a number or an array of numbers, got a duration (timedelta64[us]), which numpy reads as a count of its own unit (5 us as 5); allowed: numbers of seconds (td / np.timedelta64(1, 's'))
     >>> refuse_unreal("latency_s", [5e-6, 1e-5])   # numbers pass
     """
-    if type(value) is float or type(value) is int:
+    if value is None or type(value) is float or type(value) is int or isinstance(value, str):
         return
     dtype = getattr(value, "dtype", None)
     if not isinstance(dtype, np.dtype):  # a list, a Python scalar: what numpy makes of it

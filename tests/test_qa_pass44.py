@@ -156,3 +156,58 @@ def test_parse_bytes_refuses_a_complex_number() -> None:
         with pytest.raises(ValueError, match=r"^size: expected a real number .*complex"):
             cm.parse_bytes(np.complex128(1e9 + 1j))
     assert cm.parse_bytes(np.float32(2.0)) == 2  # numpy's real scalars still read
+
+
+# float() of a numpy scalar reads np.timedelta64(400, "ns") as 400.0: a 400 s compute time,
+# step or measured step; a complex scalar as its real part.
+_NS = np.timedelta64(400, "ns")
+
+
+def _scalar_calls(v):
+    return [
+        (
+            "compute_time_s",
+            lambda: cm.ddp_step(7e9, 64, compute_time_s=v, bandwidth_bytes_per_s=50e9),
+        ),
+        ("compute_time_s", lambda: cm.strategy_step(7e9, compute_time_s=v)),
+        ("mfu", lambda: cm.strategy_step(7e9, mfu=v)),
+        ("compute_time_s", lambda: cm.Scenario(params=7e9, compute_time_s=v)),
+        (
+            "step_time_s",
+            lambda: cm.training_cost(
+                2e12, tokens_per_step=4 * 2**20, step_time_s=v, ranks=512, usd_per_gpu_hour=2.0
+            ),
+        ),
+        (
+            "measured_step_time_s",
+            lambda: (
+                cm.Scenario(params=7e9)
+                .evaluate()
+                .training_cost(2e12, measured_step_time_s=v, usd_per_gpu_hour=2.0)
+            ),
+        ),
+        ("value", lambda: cm.format_duration(v)),
+    ]
+
+
+@pytest.mark.parametrize("i", range(7))
+@pytest.mark.parametrize("value", [_NS, np.complex128(0.4 + 1j)], ids=["ns", "complex"])
+def test_a_numpy_duration_or_complex_scalar_is_refused_naming_the_field(i: int, value) -> None:
+    name, call = _scalar_calls(value)[i]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=rf"^{name}: expected a (real )?number"):
+            call()
+
+
+def test_numpy_real_scalars_still_give_the_plain_numbers_answer() -> None:
+    s = cm.Scenario(params=np.float64(7e9), nodes=np.int64(2), compute_time_s=np.float64(0.4))
+    assert (
+        s.evaluate().step_time_s
+        == cm.Scenario(params=7e9, nodes=2, compute_time_s=0.4).evaluate().step_time_s
+    )
+    assert cm.format_duration(np.float64(0.4)) == cm.format_duration(0.4) == "400 ms"
+    assert (
+        cm.strategy_step(7e9, compute_time_s=np.float64(0.4)).step_time_s
+        == cm.strategy_step(7e9, compute_time_s=0.4).step_time_s
+    )
