@@ -266,6 +266,20 @@ class OneLineModel(BaseModel):
     # ``model_validate(..., context=...)`` (the preset loader's "a unit is required")
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unreal_numbers(cls, data: Any) -> Any:
+        """A numpy duration, date or complex value given for a field is refused naming it
+        (:func:`costmodel._checks.refuse_unreal`): pydantic read ``np.timedelta64(1, "ns")``
+        as 1 (a link latency of 1 s) and a complex number as its real part."""
+        if isinstance(data, dict):
+            from ._checks import refuse_unreal
+
+            for name, value in data.items():
+                if hasattr(value, "dtype") and name in cls.model_fields:
+                    refuse_unreal(name, value)
+        return data
+
     @classmethod
     def model_validate(
         cls,

@@ -53,7 +53,6 @@ from pydantic import (
 )
 
 from . import units
-from ._checks import refuse_unreal
 from ._limits import LIMITS, MAX_NODES, MIN_MFU
 from .compute import FP8_GPUS_TEXT
 from .hardware import DEFAULT_NODES, OneLineModel, OneLineValidationError
@@ -309,10 +308,6 @@ class Scenario(OneLineModel):
         if isinstance(data, dict):
             for name, value in data.items():
                 field = cls.model_fields.get(name)
-                if field is not None and hasattr(value, "dtype"):
-                    # a numpy duration reads as its unit's count (5 ns as 5 s), a complex
-                    # number as its real part: refused naming the field, as the API does
-                    refuse_unreal(name, value)
                 if field is None or not isinstance(value, bool):
                     continue
                 annotation = field.annotation
