@@ -227,6 +227,7 @@ def _ranks(value: object) -> int:
 
 
 def _sizes(name: str, values: ArrayLike) -> np.ndarray:
+    refuse_unreal(name, values)  # a complex part dropped, a duration's count
     try:
         x = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

@@ -227,3 +227,17 @@ def test_the_package_models_refuse_a_numpy_duration_or_complex_field() -> None:
     # numpy's real numbers still read
     assert cm.Link(**{**link.model_dump(), "latency_s": np.float64(3e-6)}).latency_s == 3e-6
     assert cm.Layout(strategy="fsdp", ranks=np.int64(16)).ranks == 16
+
+
+def test_ddp_lists_refuse_complex_entries() -> None:
+    """``bucket_assignment``'s sizes and ``ddp_step``'s ``layer_param_counts`` lost the
+    imaginary part with a ComplexWarning only."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^param_bytes: expected a real number"):
+            cm.bucket_assignment(np.array([1e6 + 1j] * 3), 25e6)
+        with pytest.raises(ValueError, match=r"^layer_param_counts: expected a real number"):
+            cm.ddp_step(
+                7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
+                layer_param_counts=np.array([7e9 / 32 + 0j] * 32),
+            )  # fmt: skip
