@@ -268,17 +268,26 @@ class OneLineModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_unreal_numbers(cls, data: Any) -> Any:
-        """A numpy duration, date or complex value given for a field is refused naming it
-        (:func:`costmodel._checks.refuse_unreal`): pydantic read ``np.timedelta64(1, "ns")``
-        as 1 (a link latency of 1 s) and a complex number as its real part."""
-        if isinstance(data, dict):
-            from ._checks import refuse_unreal
+    def _numpy_numbers(cls, data: Any) -> Any:
+        """A numpy number given for a field (``np.int64(2)``, an element of an array or a
+        pandas row) is the Python number it holds, as the API's functions read it: the strict
+        models refused ``nodes=np.int64(2)`` as "should be a valid integer (got 2)". A numpy
+        duration, date or complex value is refused naming the field
+        (:func:`costmodel._checks.refuse_unreal`): ``np.timedelta64(1, "ns")`` read as 1 (a
+        link latency of 1 s), a complex number as its real part."""
+        if not isinstance(data, dict):
+            return data
+        from ._checks import refuse_unreal
 
-            for name, value in data.items():
-                if hasattr(value, "dtype") and name in cls.model_fields:
-                    refuse_unreal(name, value)
-        return data
+        out = None
+        for name, value in data.items():
+            if not (hasattr(value, "dtype") and name in cls.model_fields):
+                continue
+            refuse_unreal(name, value)
+            if getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
+                out = dict(data) if out is None else out  # the caller's dict is not changed
+                out[name] = value.item()
+        return data if out is None else out
 
     @classmethod
     def model_validate(

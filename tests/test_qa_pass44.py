@@ -241,3 +241,24 @@ def test_ddp_lists_refuse_complex_entries() -> None:
                 7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
                 layer_param_counts=np.array([7e9 / 32 + 0j] * 32),
             )  # fmt: skip
+
+
+def test_the_strict_models_read_numpy_numbers_as_the_api_does() -> None:
+    """``cm.Cluster(nodes=np.int64(2))`` (an element of an array, a pandas row) was refused as
+    "Input should be a valid integer ... (got 2)", where ``cm.cluster``, ``Scenario`` and
+    ``Layout`` take it; the caller's dict is not changed."""
+    c = cm.cluster("dgx-h100")
+    fields = {**c.model_dump(), "nodes": np.int64(2)}
+    assert cm.Cluster(**fields).nodes == 2
+    assert isinstance(fields["nodes"], np.int64)
+    assert cm.Node(**{**c.node.model_dump(), "gpus_per_node": np.int64(4)}).gpus_per_node == 4
+    gpu = {**c.node.gpu.model_dump(), "memory_bytes": np.int64(80 * 10**9)}
+    assert cm.GPU(**gpu).memory_bytes == 80 * 10**9
+    arch = cm.load_arch("llama-2-7b")
+    shaped = cm.Architecture(
+        **{**arch.model_dump(), "hidden": np.int64(4096), "layers": np.array(32)}
+    )
+    assert shaped.params == arch.params
+    # a fraction is still no count, named with its range
+    with pytest.raises(ValueError, match=r"^nodes: .*allowed: \[1, 1,000,000\] \(got 2\.5\)"):
+        cm.Cluster(**{**c.model_dump(), "nodes": np.float64(2.5)})
