@@ -247,6 +247,33 @@ class HardwareError(OneLineValidationError):
     and reads these same errors (``errors()``)."""
 
 
+def _python_numbers(fields: Any, data: Any) -> Any:
+    """``data`` with each numpy number given for one of ``fields`` (``np.int64(2)``, an element
+    of an array or a pandas row) the Python number it holds, as the API's functions read it:
+    the strict models refused ``nodes=np.int64(2)`` as "should be a valid integer (got 2)". A
+    numpy duration, date or complex value is refused naming the field
+    (:func:`costmodel._checks.refuse_unreal`): ``np.timedelta64(1, "ns")`` read as 1 (a link
+    latency of 1 s), a complex number as its real part. The caller's dict is not changed.
+
+    Done before pydantic sees the data (in :class:`OneLineModel`'s constructor and
+    ``model_validate``), not as a model validator: a validator in front of the fields makes
+    ``model_validate_strings`` validate the strings as Python input, which the strict models
+    refuse."""
+    if not isinstance(data, dict):
+        return data
+    from ._checks import refuse_unreal
+
+    out = None
+    for name, value in data.items():
+        if not (hasattr(value, "dtype") and name in fields):
+            continue
+        refuse_unreal(name, value)
+        if getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
+            out = dict(data) if out is None else out
+            out[name] = value.item()
+    return data if out is None else out
+
+
 class OneLineModel(BaseModel):
     """A pydantic model whose every road in (the constructor, ``model_validate``,
     ``model_validate_json``, ``model_validate_strings``: pydantic's own, same arguments)
@@ -256,6 +283,7 @@ class OneLineModel(BaseModel):
     one_line_error: ClassVar[type[OneLineValidationError]] = OneLineValidationError
 
     def __init__(self, **data: Any) -> None:
+        data = _python_numbers(type(self).model_fields, data)
         try:
             super().__init__(**data)
         except ValidationError as exc:
@@ -265,29 +293,6 @@ class OneLineModel(BaseModel):
     # this __init__ as a custom one and validates every other road through it, which drops
     # ``model_validate(..., context=...)`` (the preset loader's "a unit is required")
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _numpy_numbers(cls, data: Any) -> Any:
-        """A numpy number given for a field (``np.int64(2)``, an element of an array or a
-        pandas row) is the Python number it holds, as the API's functions read it: the strict
-        models refused ``nodes=np.int64(2)`` as "should be a valid integer (got 2)". A numpy
-        duration, date or complex value is refused naming the field
-        (:func:`costmodel._checks.refuse_unreal`): ``np.timedelta64(1, "ns")`` read as 1 (a
-        link latency of 1 s), a complex number as its real part."""
-        if not isinstance(data, dict):
-            return data
-        from ._checks import refuse_unreal
-
-        out = None
-        for name, value in data.items():
-            if not (hasattr(value, "dtype") and name in cls.model_fields):
-                continue
-            refuse_unreal(name, value)
-            if getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
-                out = dict(data) if out is None else out  # the caller's dict is not changed
-                out[name] = value.item()
-        return data if out is None else out
 
     @classmethod
     def model_validate(
@@ -301,6 +306,7 @@ class OneLineModel(BaseModel):
         by_alias: bool | None = None,
         by_name: bool | None = None,
     ) -> Self:
+        obj = _python_numbers(cls.model_fields, obj)
         try:
             return super().model_validate(
                 obj,
