@@ -217,13 +217,16 @@ def test_the_package_models_refuse_a_numpy_duration_or_complex_field() -> None:
     """Every pydantic model of the package (``OneLineModel``): a link latency of
     ``np.timedelta64(1, "ns")`` was 1 s, a complex peak its real part."""
     link = cm.presets.load("ib-ndr")
-    with pytest.raises(ValueError, match=r"^latency_s: .*got a duration"):
+    with pytest.raises(cm.hardware.HardwareError, match=r"^latency_s: .*got a duration"):
         cm.Link(**{**link.model_dump(), "latency_s": np.timedelta64(1, "ns")})
     gpu = cm.cluster("dgx-h100").node.gpu
     with pytest.raises(ValueError, match=r"^bf16_dense_flops: expected a real number"):
         cm.GPU(**{**gpu.model_dump(), "bf16_dense_flops": np.complex128(9.89e14)})
-    with pytest.raises(ValueError, match=r"^ranks: expected a real number"):
+    with pytest.raises(ValueError, match=r"^ranks: expected a real number") as info:
         cm.Layout(strategy="fsdp", ranks=np.complex128(16))
+    assert type(info.value).__name__ == "LayoutError"  # the model's error, as its others
+    with pytest.raises(cm.ScenarioError, match=r"^compute_time_s: .*got a duration"):
+        cm.Scenario.model_validate({"params": 7e9, "compute_time_s": np.timedelta64(4, "ns")})
     # numpy's real numbers still read
     assert cm.Link(**{**link.model_dump(), "latency_s": np.float64(3e-6)}).latency_s == 3e-6
     assert cm.Layout(strategy="fsdp", ranks=np.int64(16)).ranks == 16
