@@ -265,3 +265,18 @@ def test_the_strict_models_read_numpy_numbers_as_the_api_does() -> None:
     # a fraction is still no count, named with its range
     with pytest.raises(ValueError, match=r"^nodes: .*allowed: \[1, 1,000,000\] \(got 2\.5\)"):
         cm.Cluster(**{**c.model_dump(), "nodes": np.float64(2.5)})
+
+
+def test_a_list_of_bools_is_refused_as_an_array_of_them_is() -> None:
+    """``cm.allreduce_time([True], 8, 50e9)`` was the time of a 1-byte message; an array of
+    bools and one bool were refused."""
+    for value in ([True, False], np.array([True])):
+        with pytest.raises(ValueError, match=r"^message_bytes: expected a number"):
+            cm.allreduce_time(value, 8, 50e9)
+    with pytest.raises(ValueError, match=r"^ranks: expected a number"):
+        cm.bytes_per_rank("all_reduce", 1e9, [True, True])
+
+
+def test_a_list_with_none_still_names_the_none() -> None:
+    with pytest.raises(ValueError, match=r"got None \(element 1 of 2\)$"):
+        cm.allreduce_time([1e9, None], 8, 50e9)
