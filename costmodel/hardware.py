@@ -270,13 +270,14 @@ def _python_numbers(cls: Any, data: Any) -> Any:
         if not (hasattr(value, "dtype") and name in cls.model_fields):
             continue
         try:
-            refuse_unreal(name, value)
+            if value.dtype.kind != "b":  # a numpy bool for a flag field is its Python bool
+                refuse_unreal(name, value)
         except ValueError as exc:  # the model's error, as its other refusals are
             raise cls.one_line_error.from_exception_data(
                 cls.__name__,
                 [{"type": "value_error", "loc": (), "input": data, "ctx": {"error": exc}}],
             ) from None
-        if getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
+        if getattr(value, "ndim", None) == 0 and value.dtype.kind in "biuf":
             out = dict(data) if out is None else out
             out[name] = value.item()
     return data if out is None else out

@@ -280,3 +280,33 @@ def test_a_list_of_bools_is_refused_as_an_array_of_them_is() -> None:
 def test_a_list_with_none_still_names_the_none() -> None:
     with pytest.raises(ValueError, match=r"got None \(element 1 of 2\)$"):
         cm.allreduce_time([1e9, None], 8, 50e9)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: cm.training_memory([True, False]), "params"),
+        (lambda: cm.training_memory(7e9, dp_ranks=[True]), "dp_ranks"),
+        (lambda: cm.max_params([True]), "memory_bytes"),
+        (lambda: cm.predict_collective("all_reduce", [True], "dgx-h100"), "message_bytes"),
+        (lambda: cm.scale_learning_rate([True], 8, 16), "base_lr"),
+        (lambda: cm.bucket_assignment([True, True], 25e6), "param_bytes"),
+        (lambda: cm.strategy_step(7e9, mfu=np.bool_(True)), "mfu"),
+        (
+            lambda: cm.ddp_step(7e9, 8, compute_time_s=np.bool_(True), bandwidth_bytes_per_s=5e10),
+            "compute_time_s",
+        ),
+        (lambda: cm.parse_bytes(np.bool_(True)), "size"),
+    ],
+)
+def test_a_list_of_bools_or_a_numpy_bool_is_no_number(call, name: str) -> None:
+    """``float(np.bool_(True))`` is 1.0 and a list of bools reads as [1., 0.]: an MFU of 1, a
+    parameter count of 1, where a Python bool is refused on every API input."""
+    with pytest.raises(ValueError, match=rf"^{name}: expected a number .*got a bool"):
+        call()
+
+
+def test_a_numpy_bool_still_sets_a_flag() -> None:
+    assert cm.Scenario(params=7e9, flash_attention=np.bool_(False)).flash_attention is False
+    node = cm.cluster("dgx-h100").node
+    assert cm.Node(**{**node.model_dump(), "p2p": np.bool_(True)}).p2p is True
