@@ -182,6 +182,60 @@ def said(value: object) -> str:
     return " ".join(text.split())
 
 
+def refuse_unreal(name: str, value: object) -> None:
+    """Refuse, naming ``name``, a value numpy would read as a wrong real number.
+
+    A numpy bool, or a list or array of bools (``float(np.bool_(True))`` is 1.0: one byte, an
+    MFU of 1), is refused as every API input refuses a Python bool (which this leaves to the
+    caller's own words).
+
+    ``np.asarray(x, dtype=float)`` reads a duration (``np.timedelta64(5, "us")``, a pandas
+    ``timedelta64`` column) as the count of its own unit, 5, so a latency in seconds came out
+    1e6 times too large; a date as days since 1970; a complex number by dropping its imaginary
+    part (only a ``ComplexWarning``); ``float()`` of a numpy scalar does the same. The formulas'
+    array paths, the ``cm.parse_*`` readers and the scalar checks of the step, the cost, the
+    formatters and ``Scenario`` call this before they convert; None, a str or a plain Python
+    int or float costs one type check.
+
+    >>> refuse_unreal("latency_s", np.timedelta64(5, "us"))
+    Traceback (most recent call last):
+    ...
+    ValueError: latency_s: expected a number or an array of numbers, got a duration (timedelta64[us]), which numpy reads as a count of its own unit (5 us as 5); allowed: numbers of seconds (td / np.timedelta64(1, 's'))
+    >>> refuse_unreal("latency_s", [5e-6, 1e-5])   # numbers pass
+    """
+    if value is None or (
+        isinstance(value, bool | int | float | str) and not hasattr(value, "dtype")
+    ):
+        return  # a Python bool is each caller's to refuse, in its own words
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype):  # a list, a Python scalar: what numpy makes of it
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError):  # ragged, or no number: the caller's conversion says so
+            return
+    if dtype.kind == "b":  # True is no count of 1 nor 1 B: as one bool is refused everywhere
+        raise ValueError(
+            f"{name}: expected a number or an array of numbers, got a bool ({said(value)})"
+        )
+    if dtype.kind == "m":
+        in_seconds = name.endswith("_s") or name == "duration"  # parse_duration's own name
+        seconds = " of seconds (td / np.timedelta64(1, 's'))" if in_seconds else ""
+        raise ValueError(
+            f"{name}: expected a number or an array of numbers, got a duration ({dtype}), which "
+            f"numpy reads as a count of its own unit (5 us as 5); allowed: numbers{seconds}"
+        )
+    if dtype.kind == "M":
+        raise ValueError(
+            f"{name}: expected a number or an array of numbers, got a date ({dtype}); allowed: "
+            "numbers"
+        )
+    if dtype.kind == "c":
+        raise ValueError(
+            f"{name}: expected a real number or an array of them, got a complex {dtype} "
+            "(numpy would drop the imaginary part); allowed: real numbers (x.real)"
+        )
+
+
 def whole_count(name: str, value: Any) -> int:
     """One count >= 1 as a Python int: an int, a numpy integer (an element of an array, a
     0-d array) or a float with no fraction (``2.0``); else ValueError naming ``name``.

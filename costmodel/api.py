@@ -136,6 +136,7 @@ def collective_time(
     bandwidth_bytes_per_s: ArrayLike | Cluster | str | None = None,
     latency_s: ArrayLike = 0.0,
     algorithm: str | None = None,
+    gamma_s_per_byte: ArrayLike = 0.0,
     *,
     model: str = "textbook",
 ) -> float | np.ndarray:
@@ -162,6 +163,11 @@ def collective_time(
         ``"hierarchical_pipelined"`` for all-reduce under the textbook model, or NCCL's names
         under ``model="nccl"`` (default ``"auto"`` there: the model's own choice, the flat ring
         for the textbook).
+    gamma_s_per_byte : array_like
+        Reduction cost ``gamma`` [s/B], in 0..1e-6 (plain numbers only; a Cluster's models have
+        their own reduction terms): the ``r(N) M gamma`` term of
+        :func:`costmodel.collectives.collective_time`, as ``collective --gamma`` and the sweep's
+        ``gamma`` axis give it. Default 0.
     model : {"textbook", "lesson", "nccl", "calibrated", "nccl-table"}
         With a Cluster: which model answers (:mod:`costmodel.models`); the call is
         ``predict_collective(op, M, cluster, algorithm=..., model=...).time_s``, the one road
@@ -208,11 +214,17 @@ def collective_time(
             bandwidth_bytes_per_s,  # type: ignore[arg-type]
             latency_s,
             cast(collectives.Algorithm, row),
+            gamma_s_per_byte,
         )
     if np.any(np.asarray(latency_s) != 0.0):
         raise ValueError(
             f"latency_s: {latency_s!r} given with a cluster; allowed: 0.0 (the cluster's links "
             "carry their per-hop latencies)"
+        )
+    if np.any(np.asarray(gamma_s_per_byte) != 0.0):
+        raise ValueError(
+            f"gamma_s_per_byte: {gamma_s_per_byte!r} given with a cluster; allowed: 0.0 (the "
+            "reduction cost per byte is a term of the formulas over one link)"
         )
     from .predict import predict_collective
     from .tables import canonical_op
@@ -237,13 +249,15 @@ def allreduce_time(
     bandwidth_bytes_per_s: ArrayLike | Cluster | str | None = None,
     latency_s: ArrayLike = 0.0,
     algorithm: str | None = None,
+    gamma_s_per_byte: ArrayLike = 0.0,
     *,
     model: str = "textbook",
 ) -> float | np.ndarray:
     r"""All-reduce time [s] of the **textbook** model by default: ``collective_time("all_reduce",
     ...)``.
 
-    Ring with numbers: :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B` (Patarasuk & Yuan 2009).
+    Ring with numbers: :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B + \frac{N-1}{N} M\gamma`
+    (Patarasuk & Yuan 2009; :math:`\gamma` = ``gamma_s_per_byte``, 0 by default).
     With a Cluster of ``n`` nodes of ``g`` GPUs the textbook ring runs at
     :math:`\min(B_{intra}, k B_{NIC})` across nodes (DESIGN 3.2); ``model=`` picks another model.
 
@@ -270,5 +284,6 @@ def allreduce_time(
         bandwidth_bytes_per_s,
         latency_s,
         algorithm,
+        gamma_s_per_byte,
         model=model,
     )

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import units
-from ._checks import element_text, finite_result, must_be, named_shapes, said
+from ._checks import element_text, finite_result, must_be, named_shapes, refuse_unreal, said
 from .units import choice_name
 
 FloatOrArray = float | np.ndarray
@@ -156,6 +156,7 @@ def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
     rule, lo, hi = _limit(name)
     if np.asarray(value).dtype == np.bool_:  # as one bool is refused (True is no count of 1)
         raise must_be(name, rule, value)
+    refuse_unreal(name, value)  # a complex part dropped, a duration's count
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -183,6 +184,7 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
     ):
         # True is not a learning rate of 1 (nor a batch of 1): refused as _whole refuses it
         raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    refuse_unreal(name, value)  # a complex part dropped, a duration's count
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError):

@@ -59,7 +59,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import _all_finite, finite_result, flag, said
+from ._checks import _all_finite, finite_result, flag, refuse_unreal, said
 from .units import format_duration, text_hint
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
@@ -188,6 +188,7 @@ def _number(
     anything not finite or not > 0 (``positive``) / >= 0."""
     if isinstance(value, bool):
         raise ValueError(f"{name}: expected a number, got {value!r}")
+    refuse_unreal(name, value)  # float(np.timedelta64(5, "ns")) is 5.0: 5 s of compute
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -226,6 +227,7 @@ def _ranks(value: object) -> int:
 
 
 def _sizes(name: str, values: ArrayLike) -> np.ndarray:
+    refuse_unreal(name, values)  # a complex part dropped, a duration's count
     try:
         x = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

@@ -247,6 +247,42 @@ class HardwareError(OneLineValidationError):
     and reads these same errors (``errors()``)."""
 
 
+def _python_numbers(cls: Any, data: Any) -> Any:
+    """``data`` with each numpy number given for one of ``fields`` (``np.int64(2)``, an element
+    of an array or a pandas row) the Python number it holds, as the API's functions read it:
+    the strict models refused ``nodes=np.int64(2)`` as "should be a valid integer (got 2)". A
+    numpy duration, date or complex value is refused naming the field
+    (:func:`costmodel._checks.refuse_unreal`): ``np.timedelta64(1, "ns")`` read as 1 (a link
+    latency of 1 s), a complex number as its real part, raised as the model's own
+    ``one_line_error`` (``ScenarioError``, ``HardwareError``, ...). The caller's dict is not
+    changed.
+
+    Done before pydantic sees the data (in :class:`OneLineModel`'s constructor and
+    ``model_validate``), not as a model validator: a validator in front of the fields makes
+    ``model_validate_strings`` validate the strings as Python input, which the strict models
+    refuse."""
+    if not isinstance(data, dict):
+        return data
+    from ._checks import refuse_unreal
+
+    out = None
+    for name, value in data.items():
+        if not (hasattr(value, "dtype") and name in cls.model_fields):
+            continue
+        try:
+            if value.dtype.kind != "b":  # a numpy bool for a flag field is its Python bool
+                refuse_unreal(name, value)
+        except ValueError as exc:  # the model's error, as its other refusals are
+            raise cls.one_line_error.from_exception_data(
+                cls.__name__,
+                [{"type": "value_error", "loc": (), "input": data, "ctx": {"error": exc}}],
+            ) from None
+        if getattr(value, "ndim", None) == 0 and value.dtype.kind in "biuf":
+            out = dict(data) if out is None else out
+            out[name] = value.item()
+    return data if out is None else out
+
+
 class OneLineModel(BaseModel):
     """A pydantic model whose every road in (the constructor, ``model_validate``,
     ``model_validate_json``, ``model_validate_strings``: pydantic's own, same arguments)
@@ -256,6 +292,7 @@ class OneLineModel(BaseModel):
     one_line_error: ClassVar[type[OneLineValidationError]] = OneLineValidationError
 
     def __init__(self, **data: Any) -> None:
+        data = _python_numbers(type(self), data)
         try:
             super().__init__(**data)
         except ValidationError as exc:
@@ -278,6 +315,7 @@ class OneLineModel(BaseModel):
         by_alias: bool | None = None,
         by_name: bool | None = None,
     ) -> Self:
+        obj = _python_numbers(cls, obj)
         try:
             return super().model_validate(
                 obj,

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import element_text, finite_result, flag, heads_divide_hidden, said
+from ._checks import (
+    element_text,
+    finite_result,
+    flag,
+    heads_divide_hidden,
+    refuse_unreal,
+    said,
+)
 from .units import choice_name, format_bytes, format_tokens_by_micro_batch
 
 if TYPE_CHECKING:
@@ -195,6 +202,7 @@ def _numbers(name: str, value: ArrayLike) -> np.ndarray:
     the range is the caller's to check."""
     if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
         raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
+    refuse_unreal(name, value)  # a duration read as its unit's count, a complex part dropped
     try:
         if value is None:  # numpy would read it as NaN and the message would say "got nan"
             raise TypeError

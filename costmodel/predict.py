@@ -73,7 +73,7 @@ from . import corrections as C
 from . import models as _models
 from . import nccl, units
 from . import tables as T
-from ._checks import _all_finite, finite_result, flag, must_be
+from ._checks import _all_finite, finite_result, flag, must_be, refuse_unreal
 from .nccl.availability import _default_enabled
 
 if TYPE_CHECKING:
@@ -702,6 +702,7 @@ def predict_collective(
         raise ValueError(
             f"message_bytes: expected a number or an array of numbers, got {message_bytes!r}"
         )
+    refuse_unreal("message_bytes", message_bytes)  # a complex part dropped, a duration's count
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -570,6 +570,9 @@ def _positive(name: str, value: Any, unit: str = "", limit: Any = None) -> float
     (a step time of 0 said "> 0 s" and one of 2e6 s "(0, 1e6] s")."""
     if isinstance(value, bool):  # float(True) is 1.0: one token, a 1 s step
         raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
+    from ._checks import refuse_unreal
+
+    refuse_unreal(name, value)  # float(np.timedelta64(5, "ns")) is 5.0: a 5 s step
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -212,6 +212,9 @@ def _number(text: object, what: str) -> float | None:
             "one value per call"
         )
     if hasattr(text, "__float__") and not isinstance(text, str):  # numpy scalars
+        from ._checks import refuse_unreal
+
+        refuse_unreal(what, text)  # float() of np.timedelta64 failed unnamed; complex lost a part
         return float(text)
     return None
 
@@ -647,7 +650,11 @@ _COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 def _shown(value: object) -> float:
     """One number to format; anything else a ValueError naming ``value`` (``float(None)`` raised
-    Python's TypeError naming nothing)."""
+    Python's TypeError naming nothing); a numpy duration or complex number too (its float is
+    its unit's count, or its real part)."""
+    from ._checks import refuse_unreal
+
+    refuse_unreal("value", value)
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

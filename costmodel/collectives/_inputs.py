@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import element_text
+from .._checks import element_text, refuse_unreal
 
 if TYPE_CHECKING:
     from .._limits import Limit
@@ -36,14 +36,24 @@ def _array(name: str, value: ArrayLike) -> np.ndarray:
     ):
         raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}")
     try:
-        return np.asarray(value, dtype=float)
+        x = np.asarray(value)  # a list is read once: its dtype is checked, then it is converted
     except (TypeError, ValueError):
-        from ..units import text_hint
+        x = None
+    if x is not None:
+        if x.dtype == np.bool_:  # a list of bools, as an array of them: True is not 1
+            raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}")
+        refuse_unreal(name, x)  # a duration read as its unit's count, a complex part dropped
+        try:
+            # an object array (a list holding None) as numpy reads the list: None is NaN, which
+            # the range check names as the None it was (_checks.element_text)
+            return np.asarray(value, dtype=float) if x.dtype == object else x.astype(float)
+        except (TypeError, ValueError):
+            pass
+    from ..units import text_hint
 
-        raise ValueError(
-            f"{name}: expected a number or an array of numbers, got {value!r}"
-            + text_hint(name, value)
-        ) from None
+    raise ValueError(
+        f"{name}: expected a number or an array of numbers, got {value!r}" + text_hint(name, value)
+    ) from None
 
 
 def _unit(unit: str) -> str:

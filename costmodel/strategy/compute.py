@@ -119,6 +119,11 @@ def micro_batch_compute_s(
     >>> micro_batch_compute_s(6 * 7e9, 4096, 989e12, compute_time_s=0.4)
     0.4
     """
+    from .._checks import refuse_unreal
+
+    # float(np.timedelta64(5, "ns")) is 5.0 (5 s of compute); a complex MFU loses a part
+    refuse_unreal("compute_time_s", compute_time_s)
+    refuse_unreal("mfu", mfu)
     if compute_time_s is not None:
         t = _number(compute_time_s)
         from .._limits import LIMITS
