@@ -22,6 +22,8 @@ from ._common import (
     bare_bytes_warning,
     bare_seconds_warning,
     cli_words,
+    option_given,
+    preset_ranks,
     relay_bare_number_warnings,
 )
 
@@ -61,6 +63,16 @@ _ClusterOpt = Annotated[str, typer.Option(help="Cluster preset.")]
 _NodesOpt = Annotated[int, typer.Option(min=1, help="Nodes of the preset.")]
 _GpnOpt = Annotated[
     int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+]
+# train and scenario: a rank count of the preset, instead of --nodes (step's --ranks, which is
+# also the one link's, has its own help); None = not given
+_PresetRanksOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Ranks of the preset, instead of --nodes: N <= the node's GPUs is one node's slice, "
+        "a multiple of them whole nodes, as the sweep's ranks axis reads it.",
+    ),
 ]
 _RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")]
 _ZeroOpt = Annotated[
@@ -1192,7 +1204,15 @@ def step(
     ] = None,
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
-    ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
+    ranks: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Ranks: with --bandwidth, the one link's; with --cluster, instead of --nodes: "
+            "N <= the node's GPUs is one node's slice, a multiple of them whole nodes, as the "
+            "sweep's ranks axis reads it.",
+        ),
+    ] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[
         str | None,
@@ -1317,8 +1337,14 @@ def step(
 
         cluster = str(Scenario.model_fields["cluster"].default)
     if cluster is not None:
-        if bandwidth is not None or ranks is not None:
-            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        if bandwidth is not None:
+            raise ValueError(
+                "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
+            )
+        if ranks is not None:  # the preset's nodes these ranks take, as the sweep's
+            nodes, gpus_per_node = preset_ranks(
+                cluster, ranks, nodes if option_given("--nodes") else None, gpus_per_node
+            )
         _refuse_activation_only(arch, loss, flash)  # the one-link step refuses them below
         # options of the one-link step only: refused rather than silently ignored
         if gradient_bytes is not None:
@@ -2198,6 +2224,15 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
 
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if o.get("ranks") is not None:  # the preset's nodes these ranks take, as step's and the sweep's
+        from ..presets import cluster as load_cluster
+
+        typed_nodes = o["nodes"] if option_given("--nodes") else None
+        o["nodes"], gpn = preset_ranks(o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"])
+        # whole nodes leave the GPUs per node the preset's, as --nodes does (a --vs cluster=...
+        # then takes its own); a slice of one node is --gpus-per-node's
+        if o["gpus_per_node"] is not None or gpn != load_cluster(o["cluster"]).gpus_per_node:
+            o["gpus_per_node"] = gpn
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
@@ -2263,6 +2298,7 @@ def scenario(
     cluster: _ClusterOpt = "dgx-h100",
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
+    ranks: _PresetRanksOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = None,
@@ -2829,6 +2865,7 @@ def train(
     cluster: _ClusterOpt = "dgx-h100",
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
+    ranks: _PresetRanksOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = None,

@@ -1,0 +1,88 @@
+"""A QA pass over one road per question: a preset's rank count read alike by every command
+that takes a cluster (`step`, `scenario`, `train` as `collective` and the sweep); `train
+--step-time` showing only what describes the measured step; `validate compare` beside its own
+saved text output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests._cli import one_line_error, run
+
+ARCH = ("--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--strategy", "fsdp")
+#: each command on a cluster preset, with what it needs beside the rank count
+COMMANDS = {
+    "step": ("step", *ARCH),
+    "scenario": ("scenario", *ARCH),
+    "train": ("train", *ARCH, "--tokens", "1T"),
+}
+
+
+def _json(*args: str) -> dict:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, (r.stdout, r.stderr)
+    return json.loads(r.stdout)
+
+
+# --- --cluster NAME --ranks N: the nodes the sweep's ranks axis takes, on every command -------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(
+    ("ranks", "shape"),
+    [("16", ("--nodes", "2")), ("4", ("--nodes", "1", "--gpus-per-node", "4"))],
+    ids=["whole-nodes", "one-node-slice"],
+)
+def test_cluster_ranks_is_the_same_answer_as_its_nodes(command, ranks, shape):
+    """`step --cluster dgx-h100 --ranks 16` was refused ("give either --cluster (with --nodes)
+    or --ranks and --bandwidth"); scenario and train had no --ranks. Each is now the answer of
+    the nodes and GPUs per node the ranks take, key for key."""
+    by_ranks = _json(*COMMANDS[command], "--ranks", ranks)
+    assert by_ranks == _json(*COMMANDS[command], *shape)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_cluster_ranks_not_whole_nodes_refused_as_collective_refuses_them(command):
+    words = ("--ranks: 12 GPUs cannot be built from 'dgx-h100' nodes of 8 GPUs",
+             "--ranks <= 8 or a multiple of 8", "or set --nodes instead")  # fmt: skip
+    line = one_line_error(run(*COMMANDS[command], "--ranks", "12"), *words)
+    collective = run("collective", "all_reduce", "--cluster", "dgx-h100", "--ranks", "12",
+                     "-s", "1GB")  # fmt: skip
+    assert line == one_line_error(collective, *words)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [(("--nodes", "1"), "--nodes: 1 disagrees with --ranks 16"),
+     (("--gpus-per-node", "4"), "--gpus-per-node: 4 disagrees with --ranks 16")],
+)  # fmt: skip
+def test_cluster_ranks_with_a_disagreeing_shape_refused(command, extra, field):
+    """--nodes 1 typed is refused though 1 is --nodes' default: it disagrees with 16 ranks."""
+    one_line_error(run(*COMMANDS[command], "--ranks", "16", *extra), field, "2 nodes of 8 GPUs")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_cluster_ranks_with_agreeing_nodes_answered(command):
+    assert run(*COMMANDS[command], "--ranks", "16", "--nodes", "2", "--json").exit_code == 0
+
+
+def test_step_cluster_ranks_and_bandwidth_refused_naming_both_roads():
+    one_line_error(
+        run(*COMMANDS["step"], "--ranks", "16", "--bandwidth", "50GB/s"),
+        "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth",
+    )
+
+
+def test_step_sweep_ranks_refusal_says_the_nodes_that_spell_it():
+    """A step sweep's rows are written with nodes and gpus_per_node (the columns): `ranks`
+    stays no axis, and its refusal says how N ranks are spelled, as step --ranks reads them."""
+    r = run("sweep", "--no-progress", "--kind", "step", "--set", "preset=dgx-h100",
+            "--set", "arch=llama-3.1-8b", "--set", "ranks=16")  # fmt: skip
+    one_line_error(
+        r,
+        "--set ranks: unknown step axis 'ranks'",
+        "nodes=N/G, whole nodes, or nodes=1 with gpus_per_node=N, N <= G",
+    )
