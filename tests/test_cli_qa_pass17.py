@@ -86,3 +86,23 @@ def test_step_sweep_ranks_refusal_says_the_nodes_that_spell_it():
         "--set ranks: unknown step axis 'ranks'",
         "nodes=N/G, whole nodes, or nodes=1 with gpus_per_node=N, N <= G",
     )
+
+
+# --- train --step-time: only what describes the measured step ---------------------------------
+
+TRAIN = ("train", "--arch", "llama-3.1-8b", "--nodes", "2", "--tokens", "1T", "--strategy", "fsdp")
+
+
+def test_train_measured_step_shows_no_contention_and_no_compute_label():
+    """`train --step-time` headed the measured step "(overlap contention c = 0)" and its --json
+    carried the predicted step's comm_contention, compute_source and compute_label."""
+    text = run(*TRAIN, "--step-time", "500ms")
+    assert text.exit_code == 0, text.stderr
+    head = text.stdout.splitlines()[0]
+    assert head.endswith("(measured step time)") and "contention" not in head, head
+    doc = _json(*TRAIN, "--step-time", "500ms")
+    assert doc["step_time_source"] == "measured"
+    assert not {"comm_contention", "compute_source", "compute_label"} & set(doc)
+    predicted = _json(*TRAIN)  # the predicted step keeps them
+    assert {"comm_contention", "compute_source", "compute_label"} <= set(predicted)
+    assert "(overlap contention c = 0)" in run(*TRAIN).stdout.splitlines()[0]

@@ -2985,9 +2985,17 @@ def train(
         "sequence_length": result.scenario.sequence_length,
         "global_batch": result.global_batch,
         "global_tokens": result.tokens_per_step,
-        "comm_contention": result.comm_contention,
-        "compute_source": result.compute_source,
-        "compute_label": result.compute_label,
+        # the predicted step's compute and overlap: none with a measured step, which
+        # replaces the prediction whole (the text says "measured step time" for them)
+        **(
+            {}
+            if measured is not None
+            else {
+                "comm_contention": result.comm_contention,
+                "compute_source": result.compute_source,
+                "compute_label": result.compute_label,
+            }
+        ),
         # the matmuls' precision, whose dense peak the mfu is a fraction of (as step --json)
         "precision": result.scenario.compute_precision,
         "mfu_flops": result.scenario.flops_definition(),
@@ -3079,9 +3087,15 @@ def train(
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
+    # a measured step replaces the predicted one whole: no contention of its overlap to show
+    step_of = (
+        "measured step time"
+        if measured is not None
+        else f"overlap contention c = {result.comm_contention:g}"
+    )
     typer.echo(
         f"{head} on {cluster} x {units.format_counted(result.nodes, 'node')}, {result.scenario.recipe}, "
-        f"{result.layout} (overlap contention c = {result.comm_contention:g})"
+        f"{result.layout} ({step_of})"
     )
     typer.echo(_kv(rows))
     if far:  # the step's band, and so the days' and dollars', beyond the published runs
