@@ -1,7 +1,7 @@
 """A QA pass over one road per question: a preset's rank count read alike by every command
-that takes a cluster (`step`, `scenario`, `train` as `collective` and the sweep); `train
---step-time` showing only what describes the measured step; `validate compare` beside its own
-saved text output."""
+that counts a preset's nodes (`step`, `scenario`, `train`, `batch`, as `collective` and the
+sweep); `train --step-time` showing only what describes the measured step; `validate compare`
+beside its own saved text output."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ COMMANDS = {
     "step": ("step", *ARCH),
     "scenario": ("scenario", *ARCH),
     "train": ("train", *ARCH, "--tokens", "1T"),
-}
+    "batch": ("batch", "--local", "1", "--cluster", "dgx-h100", "--global-tokens", "4Mi",
+              "--seq", "4096"),
+}  # fmt: skip
 
 
 def _json(*args: str) -> dict:
@@ -37,8 +39,9 @@ def _json(*args: str) -> dict:
 )
 def test_cluster_ranks_is_the_same_answer_as_its_nodes(command, ranks, shape):
     """`step --cluster dgx-h100 --ranks 16` was refused ("give either --cluster (with --nodes)
-    or --ranks and --bandwidth"); scenario and train had no --ranks. Each is now the answer of
-    the nodes and GPUs per node the ranks take, key for key."""
+    or --ranks and --bandwidth"), `batch` refused --cluster without --nodes, scenario and train
+    had no --ranks. Each is now the answer of the nodes and GPUs per node the ranks take, key
+    for key."""
     by_ranks = _json(*COMMANDS[command], "--ranks", ranks)
     assert by_ranks == _json(*COMMANDS[command], *shape)
 

@@ -962,11 +962,17 @@ def batch(
         ),
     ] = None,
     ranks: Annotated[
-        int | None, typer.Option(min=1, help="Data-parallel ranks N [GPUs] (or --nodes).")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Data-parallel ranks N [GPUs] (or --nodes); with --cluster, N <= the node's "
+            "GPUs is one node's slice, a multiple of them whole nodes, as step reads it.",
+        ),
     ] = None,
     nodes: _NodesOfClusterOpt = None,
     cluster: Annotated[
-        str | None, typer.Option(help="Cluster preset whose GPUs per node --nodes counts.")
+        str | None,
+        typer.Option(help="Cluster preset whose GPUs per node --nodes (or --ranks) counts."),
     ] = None,
     gpus_per_node: _GpnOfNodesOpt = None,
     accumulation: Annotated[
@@ -1040,8 +1046,17 @@ def batch(
     rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+    if cluster is not None and ranks is not None:
+        # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
+        # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
+        from ..presets import cluster as load_cluster
+
+        nodes, gpn = preset_ranks(cluster, ranks, nodes, gpus_per_node)
+        if gpus_per_node is not None or gpn != load_cluster(cluster).gpus_per_node:
+            gpus_per_node = gpn
+        ranks = None
     if cluster is not None and nodes is None:
-        raise ValueError("--cluster: only with --nodes (it gives the GPUs per node)")
+        raise ValueError("--cluster: only with --nodes or --ranks (it gives the GPUs per node)")
     by_nodes = nodes is not None
     ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node)
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
