@@ -6,6 +6,7 @@ beside its own saved text output."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -109,3 +110,48 @@ def test_train_measured_step_shows_no_contention_and_no_compute_label():
     predicted = _json(*TRAIN)  # the predicted step keeps them
     assert {"comm_contention", "compute_source", "compute_label"} <= set(predicted)
     assert "(overlap contention c = 0)" in run(*TRAIN).stdout.splitlines()[0]
+
+
+# --- validate compare FOLDER beside its own saved text output ---------------------------------
+
+H100_LOG = "costmodel/data/reference/nccl-tests/13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
+
+
+def test_compare_leaves_out_its_own_saved_text_output(tmp_path):
+    """`validate compare logs/ > logs/out.txt 2> logs/err.txt` kept: the next run read both as
+    logs, warned "not compared" and failed (exit 1) with every log compared."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(H100_LOG, logs)
+    first = run("validate", "compare", str(logs))  # the assumed cluster is said on stderr
+    assert first.exit_code == 0, first.stderr
+    assert first.stderr.startswith("assumed: ") and first.stdout.splitlines()[-1].startswith("ok:")
+    (logs / "out.txt").write_text(first.stdout, encoding="utf-8")
+    (logs / "err.txt").write_text(first.stderr, encoding="utf-8")
+    (logs / "both.txt").write_text(first.stderr + first.stdout, encoding="utf-8")  # 2>&1
+    failed = run("validate", "compare", str(tmp_path / "none"))  # a refusal saved there too
+    (logs / "refused.txt").write_text(failed.stderr, encoding="utf-8")
+    assert failed.stderr.startswith("costmodel: error: ")
+    again = run("validate", "compare", str(logs), "--json")
+    assert again.exit_code == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert doc["skipped_files"] == [] and doc["passed"] is True
+    assert [x.split(":")[0] for x in doc["skipped_outputs"]] == [
+        "both.txt", "err.txt", "out.txt", "refused.txt"
+    ]  # fmt: skip
+    text = run("validate", "compare", str(logs))
+    assert text.exit_code == 0, text.stderr
+    assert "left out: out.txt: validate compare's own text output" in text.stderr
+    assert "left out: err.txt: costmodel's own standard error text" in text.stderr
+
+
+def test_a_log_with_text_around_it_is_still_a_log(tmp_path):
+    """Told by every line, not by one: a log beside a line of stderr is read as a log."""
+    from costmodel.cli.measure import _compare_output
+
+    log = tmp_path / "run.txt"
+    log.write_text("comparing 1 log\n" + open(H100_LOG, encoding="utf-8").read(), encoding="utf-8")
+    assert _compare_output(log) is None
+    only = tmp_path / "only.txt"
+    only.write_text("assumed: cluster = dgx-h100\n", encoding="utf-8")
+    assert _compare_output(only) is not None
