@@ -1141,7 +1141,8 @@ def preset_ranks(
     cluster: str, ranks: int, nodes: int | None, gpus_per_node: int | None
 ) -> tuple[int, int]:
     """``--cluster NAME --ranks N`` of any command (``collective``, ``step``, ``scenario``,
-    ``train``): the nodes and GPUs per node [-] ``N`` ranks take on the preset, as the sweep's
+    ``train``, ``batch``; ``memory``'s ``--ranks`` is any count sharding the state, as the
+    memory sweep's ``ranks``): the nodes and GPUs per node [-] ``N`` ranks take on the preset, as the sweep's
     ``ranks`` axis takes them (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` is one
     node's slice of ``N`` GPUs, a multiple of ``G`` is ``N / G`` whole nodes, any other count
     refused naming ``--ranks``). A ``--nodes`` or ``--gpus-per-node`` also given (not None)
