@@ -1127,3 +1127,43 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     inner.__annotations__ = hints
     inner.__signature__ = sig  # type: ignore[attr-defined]
     return inner
+
+
+# --- a cluster preset's rank count: one reading for every command ------------------------------
+def option_given(option: str) -> bool:
+    """Whether ``option`` (``--nodes``) was typed on the command line being run (``--nodes 1``
+    or ``--nodes=1``), rather than left at its default: ``--nodes 1`` typed beside
+    ``--ranks 16`` disagrees, though 1 is also the default."""
+    return any(a == option or a.startswith(option + "=") for a in _ARGV)
+
+
+def preset_ranks(
+    cluster: str, ranks: int, nodes: int | None, gpus_per_node: int | None
+) -> tuple[int, int]:
+    """``--cluster NAME --ranks N`` of any command (``collective``, ``step``, ``scenario``,
+    ``train``, ``batch``; ``memory``'s ``--ranks`` is any count sharding the state, as the
+    memory sweep's ``ranks``): the nodes and GPUs per node [-] ``N`` ranks take on the preset, as the sweep's
+    ``ranks`` axis takes them (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` is one
+    node's slice of ``N`` GPUs, a multiple of ``G`` is ``N / G`` whole nodes, any other count
+    refused naming ``--ranks``). A ``--nodes`` or ``--gpus-per-node`` also given (not None)
+    must be that shape, else refused naming it; one that agrees is answered.
+
+    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``."""
+    from ..presets import cluster as load_cluster
+    from ..sweep.evaluate import ranks_slice
+
+    base = load_cluster(cluster, field="cluster")
+    try:
+        k, g = (int(a[0]) for a in ranks_slice([ranks], base.gpus_per_node, cluster))
+    except ValueError as exc:
+        raise ValueError(
+            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
+        ) from None
+    for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
+        if given is not None and given != shape:
+            raise ValueError(
+                f"{name}: {given} disagrees with --ranks {ranks}, which on {cluster!r} is "
+                f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
+                "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
+            )
+    return k, g

@@ -29,6 +29,7 @@ from ._common import (
     _sizes,
     bare_seconds_warning,
     cli_words,
+    preset_ranks,
     relay_bare_number_warnings,
     warn_on_success,
 )
@@ -281,14 +282,11 @@ def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | Non
 def _cluster_ranks(
     cluster: str, ranks: str, nodes: int | None, gpus_per_node: int | None
 ) -> tuple[int, int]:
-    """``collective --cluster NAME --ranks N``: the nodes and GPUs per node ``N`` ranks take on
-    the preset, as the sweep's ``ranks`` axis takes them
-    (:func:`costmodel.sweep.evaluate.ranks_slice`); a ``--nodes`` or ``--gpus-per-node`` also
-    given must be that shape, else refused."""
+    """``collective --cluster NAME --ranks N``: one rank count (``--ranks`` over one link may
+    list several), read as every command reads a preset's ranks
+    (:func:`costmodel.cli._common.preset_ranks`, the sweep's ``ranks`` axis)."""
     from .._limits import LINK_RANKS
-    from ..presets import cluster as load_cluster
     from ..sweep import parse_values
-    from ..sweep.evaluate import ranks_slice
 
     LINK_RANKS.check("--ranks", ranks)
     counts = parse_values("ranks", ranks)
@@ -296,22 +294,7 @@ def _cluster_ranks(
         raise ValueError(
             f"--ranks: with --cluster one rank count (as --nodes is one), got {ranks!r}"
         )
-    n = int(counts[0])
-    base = load_cluster(cluster, field="cluster")
-    try:
-        k, g = (int(a[0]) for a in ranks_slice([n], base.gpus_per_node, cluster))
-    except ValueError as exc:
-        raise ValueError(
-            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
-        ) from None
-    for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
-        if given is not None and given != shape:
-            raise ValueError(
-                f"{name}: {given} disagrees with --ranks {n}, which on {cluster!r} is "
-                f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
-                "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
-            )
-    return k, g
+    return preset_ranks(cluster, int(counts[0]), nodes, gpus_per_node)
 
 
 def collective(

@@ -798,6 +798,46 @@ _COMPARISON_COLUMNS = ("predicted_time_s", "predicted_busbw_bytes_per_s", "rel_e
 _COMPARISON_JSON_KEYS = ("median_abs_rel_error", "skipped_files", "expected_error")
 #: Largest JSON file looked into for those keys [B]: --json of a comparison is a few kB
 _MAX_OWN_JSON_BYTES = 8 * 2**20
+#: How each line ``validate compare`` and ``calibrate`` say on standard error begins (what was
+#: assumed, the runs compared, warnings, files left out, a refusal): a file whose every line
+#: begins so is that text saved beside the logs (``2> logs/err.txt``), never an nccl-tests log
+#: (whose lines begin ``#`` or with a size)
+_OWN_STDERR_PREFIXES = (
+    "assumed: ",
+    "comparing ",
+    "costmodel: warning: ",
+    "costmodel: error: ",
+    "left out: ",
+)
+#: Columns of the summary table ``validate compare`` prints first on standard output
+_SUMMARY_HEADER = ("size_band", "points", "median_abs_rel_error")
+#: Largest text file looked into for the command's own text [B]: its output is a few kB
+_MAX_OWN_TEXT_BYTES = 65536
+
+
+def _own_text(head: bytes) -> str | None:
+    """Why ``head`` (a whole file) is ``validate compare``'s own text saved beside the logs by
+    an earlier run, or None: its standard error (every line one of
+    :data:`_OWN_STDERR_PREFIXES`; ``calibrate``'s alike, a refusal of either), or its standard
+    output (the summary table's header first,
+    :data:`_SUMMARY_HEADER`, its verdict last: ``ok:``, ``FAIL:`` or ``NOT ASSESSED:``,
+    :data:`costmodel.validation.compare.VERDICTS`), or both in one file (``> out.txt 2>&1``:
+    the standard error's lines first, as the command says them before the table)."""
+    from ..validation.compare import VERDICTS
+
+    lines = [x.strip() for x in head.decode("utf-8", "replace").splitlines() if x.strip()]
+    said = 0
+    while said < len(lines) and lines[said].startswith(_OWN_STDERR_PREFIXES):
+        said += 1
+    rest = lines[said:]
+    if not rest:
+        if said:
+            return "costmodel's own standard error text (an earlier run's, saved there), not a log"
+        return None
+    verdicts = tuple(f"{word}: " for word in VERDICTS.values())
+    if set(_SUMMARY_HEADER) <= set(rest[0].split()) and rest[-1].startswith(verdicts):
+        return "validate compare's own text output (its summary and verdict), not a log"
+    return None
 
 
 def _compare_output(path: Path) -> str | None:
@@ -843,6 +883,9 @@ def _compare_output(path: Path) -> str | None:
             return None
         if isinstance(doc, dict) and set(_COMPARISON_JSON_KEYS) <= set(doc):
             return "validate compare's own --json output, not a log"
+        return None
+    if len(head) < _MAX_OWN_TEXT_BYTES:  # the whole file: its every line is looked at
+        return _own_text(head)
     return None
 
 

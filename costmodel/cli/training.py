@@ -22,6 +22,8 @@ from ._common import (
     bare_bytes_warning,
     bare_seconds_warning,
     cli_words,
+    option_given,
+    preset_ranks,
     relay_bare_number_warnings,
 )
 
@@ -61,6 +63,16 @@ _ClusterOpt = Annotated[str, typer.Option(help="Cluster preset.")]
 _NodesOpt = Annotated[int, typer.Option(min=1, help="Nodes of the preset.")]
 _GpnOpt = Annotated[
     int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+]
+# train and scenario: a rank count of the preset, instead of --nodes (step's --ranks, which is
+# also the one link's, has its own help); None = not given
+_PresetRanksOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Ranks of the preset, instead of --nodes: N <= the node's GPUs is one node's slice, "
+        "a multiple of them whole nodes, as the sweep's ranks axis reads it.",
+    ),
 ]
 _RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")]
 _ZeroOpt = Annotated[
@@ -952,11 +964,17 @@ def batch(
         ),
     ] = None,
     ranks: Annotated[
-        int | None, typer.Option(min=1, help="Data-parallel ranks N [GPUs] (or --nodes).")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Data-parallel ranks N [GPUs] (or --nodes); with --cluster, N <= the node's "
+            "GPUs is one node's slice, a multiple of them whole nodes, as step reads it.",
+        ),
     ] = None,
     nodes: _NodesOfClusterOpt = None,
     cluster: Annotated[
-        str | None, typer.Option(help="Cluster preset whose GPUs per node --nodes counts.")
+        str | None,
+        typer.Option(help="Cluster preset whose GPUs per node --nodes (or --ranks) counts."),
     ] = None,
     gpus_per_node: _GpnOfNodesOpt = None,
     accumulation: Annotated[
@@ -1030,8 +1048,17 @@ def batch(
     rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+    if cluster is not None and ranks is not None:
+        # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
+        # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
+        from ..presets import cluster as load_cluster
+
+        nodes, gpn = preset_ranks(cluster, ranks, nodes, gpus_per_node)
+        if gpus_per_node is not None or gpn != load_cluster(cluster).gpus_per_node:
+            gpus_per_node = gpn
+        ranks = None
     if cluster is not None and nodes is None:
-        raise ValueError("--cluster: only with --nodes (it gives the GPUs per node)")
+        raise ValueError("--cluster: only with --nodes or --ranks (it gives the GPUs per node)")
     by_nodes = nodes is not None
     ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node)
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
@@ -1194,7 +1221,15 @@ def step(
     ] = None,
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
-    ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
+    ranks: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Ranks: with --bandwidth, the one link's; with --cluster, instead of --nodes: "
+            "N <= the node's GPUs is one node's slice, a multiple of them whole nodes, as the "
+            "sweep's ranks axis reads it.",
+        ),
+    ] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[
         str | None,
@@ -1319,8 +1354,14 @@ def step(
 
         cluster = str(Scenario.model_fields["cluster"].default)
     if cluster is not None:
-        if bandwidth is not None or ranks is not None:
-            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        if bandwidth is not None:
+            raise ValueError(
+                "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
+            )
+        if ranks is not None:  # the preset's nodes these ranks take, as the sweep's
+            nodes, gpus_per_node = preset_ranks(
+                cluster, ranks, nodes if option_given("--nodes") else None, gpus_per_node
+            )
         _refuse_activation_only(arch, loss, flash)  # the one-link step refuses them below
         # options of the one-link step only: refused rather than silently ignored
         if gradient_bytes is not None:
@@ -2200,6 +2241,15 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
 
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if o.get("ranks") is not None:  # the preset's nodes these ranks take, as step's and the sweep's
+        from ..presets import cluster as load_cluster
+
+        typed_nodes = o["nodes"] if option_given("--nodes") else None
+        o["nodes"], gpn = preset_ranks(o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"])
+        # whole nodes leave the GPUs per node the preset's, as --nodes does (a --vs cluster=...
+        # then takes its own); a slice of one node is --gpus-per-node's
+        if o["gpus_per_node"] is not None or gpn != load_cluster(o["cluster"]).gpus_per_node:
+            o["gpus_per_node"] = gpn
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
@@ -2265,6 +2315,7 @@ def scenario(
     cluster: _ClusterOpt = "dgx-h100",
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
+    ranks: _PresetRanksOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = None,
@@ -2831,6 +2882,7 @@ def train(
     cluster: _ClusterOpt = "dgx-h100",
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
+    ranks: _PresetRanksOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = None,
@@ -2950,9 +3002,17 @@ def train(
         "sequence_length": result.scenario.sequence_length,
         "global_batch": result.global_batch,
         "global_tokens": result.tokens_per_step,
-        "comm_contention": result.comm_contention,
-        "compute_source": result.compute_source,
-        "compute_label": result.compute_label,
+        # the predicted step's compute and overlap: none with a measured step, which
+        # replaces the prediction whole (the text says "measured step time" for them)
+        **(
+            {}
+            if measured is not None
+            else {
+                "comm_contention": result.comm_contention,
+                "compute_source": result.compute_source,
+                "compute_label": result.compute_label,
+            }
+        ),
         # the matmuls' precision, whose dense peak the mfu is a fraction of (as step --json)
         "precision": result.scenario.compute_precision,
         "mfu_flops": result.scenario.flops_definition(),
@@ -3044,9 +3104,15 @@ def train(
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
+    # a measured step replaces the predicted one whole: no contention of its overlap to show
+    step_of = (
+        "measured step time"
+        if measured is not None
+        else f"overlap contention c = {result.comm_contention:g}"
+    )
     typer.echo(
         f"{head} on {cluster} x {units.format_counted(result.nodes, 'node')}, {result.scenario.recipe}, "
-        f"{result.layout} (overlap contention c = {result.comm_contention:g})"
+        f"{result.layout} ({step_of})"
     )
     typer.echo(_kv(rows))
     if far:  # the step's band, and so the days' and dollars', beyond the published runs

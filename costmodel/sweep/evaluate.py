@@ -126,9 +126,10 @@ def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray
     of ``G`` is ``N / G`` whole nodes; any other count has no such shape and is refused.
 
     ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
-    The one reading of a preset's rank count: the sweep's ``ranks`` axis and ``costmodel
-    collective --cluster --ranks`` (whose prediction is :func:`costmodel.predict_collective`
-    on those nodes and GPUs per node).
+    The one reading of a preset's rank count: the sweep's ``ranks`` axis and every command's
+    ``--cluster NAME --ranks N`` (:func:`costmodel.cli._common.preset_ranks`: ``collective``,
+    whose prediction is :func:`costmodel.predict_collective` on those nodes and GPUs per node,
+    ``step``, ``scenario``, ``train`` and ``batch``).
 
     >>> [a.tolist() for a in ranks_slice([4, 16], 8, "dgx-h100")]
     [[1, 2], [4, 8]]

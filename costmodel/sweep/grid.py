@@ -401,7 +401,8 @@ cluster's GPU (a GPU is never priced at another GPU's rate)."""
 
 _ON_A_PRESET = "a step sweep prices a cluster preset: "
 STEP_LINK_OPTIONS: dict[str, str] = {
-    "ranks": _ON_A_PRESET + "its ranks are nodes x gpus_per_node",
+    "ranks": _ON_A_PRESET + "its ranks are nodes x gpus_per_node; N ranks on nodes of G GPUs "
+    "are nodes=N/G, whole nodes, or nodes=1 with gpus_per_node=N, N <= G",
     "bandwidth": _ON_A_PRESET + "its links give the bandwidth",
     "latency": _ON_A_PRESET + "its links and the model give the latency",
     "gradient_bytes": _ON_A_PRESET + "grad_dtype gives the bytes per gradient",
@@ -410,7 +411,10 @@ STEP_LINK_OPTIONS: dict[str, str] = {
 """``costmodel step``'s options of the one-link step (``--ranks``/``--bandwidth``, the
 lesson's DDP step, :func:`costmodel.ddp.ddp_step`), which are no step sweep axes: a step sweep
 row is the step on a cluster preset, whose links, GPU and ``grad_dtype`` give them, as ``step
---cluster`` refuses them. Each with what gives it, for the refusal of such an axis."""
+--cluster`` refuses them. ``step --cluster --ranks N`` is read as the nodes and GPUs per node
+:func:`costmodel.sweep.evaluate.ranks_slice` gives, which a step sweep spells as its ``nodes``
+and ``gpus_per_node`` axes (the columns every row writes), not as a third axis beside them:
+the refusal of ``ranks`` says how. Each with what gives it, for the refusal of such an axis."""
 
 
 def _axis(kind: str, name: str) -> Axis:
