@@ -8,12 +8,15 @@ a user's own log); bundled files are never edited.
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 from costmodel.reference import reference_path
 from costmodel.validation.fallback import socket_fallback
 from costmodel.validation.logread import read_log as _read_log
-from tests._cli import run
+from tests._cli import one_line_error, run
+
 
 def read_log(path: Path):
     return _read_log(path.read_bytes(), path.name)
@@ -69,3 +72,93 @@ def test_socket_lines_on_one_node_are_no_fallback(tmp_path):
     # across nodes the network lines alone still say it (tests/test_socket_fallback.py)
     df = read_log(reference_path("06a")).rows
     assert socket_fallback(df, None, text="\n".join(ONE_NODE_DEBUG[2:4])) is not None
+
+
+# --- 2. a GPU-count sweep that starts at one GPU ---------------------------------------------
+def _scaling_log(tmp_path: Path, one_gpu: bool) -> Path:
+    """Bundled 13e (all-reduce on 2, 4 and 6 H100 of one node, a run each) as a user's own log,
+    with a first run on one GPU when ``one_gpu`` (``for g in 1 2 4 6``): nccl-tests prints its
+    busbw as 0.00 (algbw x 2(n-1)/n at n = 1)."""
+    lines = reference_path("13e").read_text().splitlines()
+    seps = [i for i, line in enumerate(lines) if line.startswith("# ---")]
+    body = lines[seps[1] + 1 :]
+    head: list[str] = []
+    if one_gpu:
+        head.append("### GPUS=1")
+        for line in body[1:7]:  # the 2-GPU run's sizes, each timed at a quarter of its time
+            f = line.split()
+            t = float(f[5]) / 4
+            algbw = f"{int(f[0]) / t / 1e3:.2f}"
+            f[5:8] = [f"{t:.2f}", algbw, "0.00"]
+            f[9:12] = [f"{t:.2f}", algbw, "0.00"]
+            head.append("  ".join(f))
+        head.append("# Avg bus bandwidth    : 0 ")
+    path = tmp_path / ("scaling_1246_allreduce.log" if one_gpu else "scaling_246_allreduce.log")
+    path.write_text("\n".join(head + body) + "\n")
+    return path
+
+
+def test_a_one_gpu_run_beside_others_is_left_out_of_compare_not_infinite(tmp_path):
+    """A log of a GPU-count sweep from one GPU (2, 4, 6) was compared row by row: the one-GPU
+    rows, predicted at 0 s (one rank moves nothing), gave an "all_reduce none" line of inf%
+    in the summary, counted in the median and outside the band ("36 of 48 rows within it"),
+    and the runs line said "on 1 ranks". They are now left out, with the reason in the
+    warning of rows not predicted, and the rest compares as the log without them does."""
+    with_one = run(
+        "validate", "compare", str(_scaling_log(tmp_path, True)), "--cluster", "dgx-h100", "--json"
+    )
+    without = run(
+        "validate", "compare", str(_scaling_log(tmp_path, False)), "--cluster", "dgx-h100", "--json"
+    )
+    assert with_one.exit_code == without.exit_code == 0, with_one.output
+    a, b = json.loads(with_one.stdout), json.loads(without.stdout)
+    assert "inf" not in with_one.stdout.lower()
+    assert a["summary"] == b["summary"]
+    assert a["median_abs_rel_error"] == b["median_abs_rel_error"]
+    assert (a["rows"], a["predicted"]) == (b["rows"] + 12, b["predicted"])
+    (left_out,) = [w for w in a["warnings"] if "not predicted" in w]
+    assert left_out.startswith("12 of 48 rows not predicted")
+    assert "1 rank: a collective on one rank moves nothing" in left_out
+    text = run("validate", "compare", str(_scaling_log(tmp_path, True)), "--cluster", "dgx-h100")
+    assert "line 1: all_reduce on 1 rank, line 9: all_reduce on 2 ranks" in text.stderr
+    assert "inf%" not in text.stdout, text.stdout
+
+
+def test_calibrate_leaves_one_gpu_rows_out_of_the_fit_and_says_so(tmp_path):
+    """calibrate fitted the one-GPU rows too (as latency alone): the TOML's rms_rel_error,
+    max_abs_rel_error and cv_max_abs_rel_error were inf, and the table printed inf%. They are
+    left out (the fit is the one of the log without them) and said; rows all on one rank are
+    refused, as validate compare refuses them."""
+    import tomllib
+
+    fits = []
+    for one_gpu in (True, False):
+        out = tmp_path / f"cal-{int(one_gpu)}.toml"
+        said = run(
+            "calibrate", str(_scaling_log(tmp_path, one_gpu)), "--nodes", "1", "-o", str(out)
+        )
+        assert said.exit_code == 0, said.output
+        assert "inf" not in said.stdout, said.stdout
+        notes = [x for x in said.stderr.splitlines() if "1 rank" in x]
+        assert notes == (
+            [
+                "costmodel: warning: not fitted: 6 rows at 1 rank: a collective on one rank "
+                "moves nothing (busbw undefined), left out of the fit"
+            ]
+            if one_gpu
+            else []
+        ), said.stderr
+        (fit,) = tomllib.loads(out.read_text())["fit"]
+        fits.append({k: v for k, v in fit.items() if k not in ("source", "points")})
+    assert fits[0] == fits[1]
+    assert all(math.isfinite(v) for v in fits[0].values() if isinstance(v, float))
+    # every row on one rank: refused as validate compare refuses it
+    log = _scaling_log(tmp_path, True)
+    only = log.read_text().split("### GPUS=2")[0]
+    log.write_text(only)
+    for said in (
+        run("calibrate", str(log), "--nodes", "1", "-o", str(tmp_path / "one.toml")),
+        run("validate", "compare", str(log), "--cluster", "dgx-h100"),
+    ):
+        one_line_error(said, "every measured row ran on 1 rank, which communicates nothing")
+    assert not (tmp_path / "one.toml").exists()
