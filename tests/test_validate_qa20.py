@@ -162,3 +162,60 @@ def test_calibrate_leaves_one_gpu_rows_out_of_the_fit_and_says_so(tmp_path):
     ):
         one_line_error(said, "every measured row ran on 1 rank, which communicates nothing")
     assert not (tmp_path / "one.toml").exists()
+
+
+# --- 3. an NCCL_ALGO exported in the shell ---------------------------------------------------
+def _sweep(tmp_path: Path, *extra: str):
+    """``validate nccl-tests run`` of a fake all_reduce_perf that prints bundled 12a (one
+    process driving 8 A100, ``-g 8``), as the local launcher starts it."""
+    build = tmp_path / "build"
+    build.mkdir(parents=True, exist_ok=True)
+    binary = build / "all_reduce_perf"
+    binary.write_text(f"#!/bin/sh\ncat '{reference_path('12a')}'\n")
+    binary.chmod(0o755)
+    out = tmp_path / "run"
+    return out, run(
+        "validate", "nccl-tests", "run", "-o", str(out), "--build-dir", str(build),
+        "--gpus", "8", "--no-progress", *extra,
+    )  # fmt: skip
+
+
+def test_an_nccl_algo_the_runs_inherit_is_recorded_and_said(tmp_path, monkeypatch):
+    """Every run inherits the shell's environment, so an ``export NCCL_ALGO=Tree`` left from an
+    earlier test pinned the whole sweep, while its rows recorded no algorithm (``algo_env``
+    null, the run key without it) and ``validate compare`` predicted NCCL's own choice. The
+    sweep now takes it as its value, says so before anything runs, and the rows, the key and
+    the comparison carry it; ``--algos`` still wins, and a value NCCL does not know is refused
+    naming the variable."""
+    monkeypatch.setenv("NCCL_ALGO", "Tree")
+    out, said = _sweep(tmp_path)
+    assert said.exit_code == 0, said.output
+    assert said.stderr.splitlines()[0] == (
+        "costmodel: warning: NCCL_ALGO=Tree is set in this environment and every run inherits "
+        "it: the sweep runs it pinned, as with --algos Tree (recorded in its rows); unset it for "
+        "NCCL's own choice"
+    )
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert {r["algo_env"] for r in rows} == {"Tree"}
+    assert {r["run_key"].split("@")[0] for r in rows} == {"all_reduce-algo_Tree"}
+    (log,) = (out / "logs").glob("*.log")
+    assert "# costmodel runner env: NCCL_ALGO=Tree" in log.read_text()
+    compared = run("validate", "compare", str(out / "results.jsonl"), "--json")
+    assert compared.exit_code in (0, 1), compared.output
+    assert {s["algorithm"] for s in json.loads(compared.stdout)["summary"]} == {"tree"}
+
+    # the sweep's own --algos wins over the shell's, with no word of it
+    out, said = _sweep(tmp_path / "own", "--algos", "Ring", "--dry-run")
+    assert said.exit_code == 0 and "inherits" not in said.stderr, said.output
+    assert said.stdout.startswith("NCCL_ALGO=Ring ")
+    # a value NCCL does not know: refused before anything runs, naming the variable
+    monkeypatch.setenv("NCCL_ALGO", "Ringg")
+    out, said = _sweep(tmp_path / "bad")
+    one_line_error(said, "NCCL_ALGO: 'Ringg', set in this environment", "allowed: collnetchain")
+    assert not out.exists()
+    # none set: NCCL's own choice, as before
+    monkeypatch.delenv("NCCL_ALGO")
+    out, said = _sweep(tmp_path / "none")
+    assert said.exit_code == 0 and "inherits" not in said.stderr, said.output
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert {r["algo_env"] for r in rows} == {None}

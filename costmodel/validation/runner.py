@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +59,7 @@ __all__ = [
     "detect_mpi",
     "drop_partial_line",
     "find_binary",
+    "inherited_env",
     "load_results",
     "mpirun_argv",
     "parse_mpirun_version",
@@ -316,6 +317,57 @@ def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
     return None
 
 
+def inherited_env(
+    algos: Sequence[str | None] | None = None,
+    protos: Sequence[str | None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[str | None] | None, list[str | None] | None, list[str]]:
+    """The sweep's NCCL_ALGO and NCCL_PROTO values once the launching environment is read, and
+    one line per value taken from it.
+
+    Every run inherits the environment (:func:`_execute` starts it with ``os.environ``; srun
+    passes it on, and mpirun's ``-x`` / ``-genv`` export what the sweep sets), so an
+    ``NCCL_ALGO`` or ``NCCL_PROTO`` exported in the shell pins every run of a sweep that does
+    not set its own (``algos`` / ``protos`` empty). It is taken as the sweep's value: exported
+    to every rank, recorded in the rows (``algo_env`` / ``proto_env``, which
+    ``validate compare`` predicts) and in the run key, as if given; the rows said nothing of
+    it and were compared with NCCL's own choice. A value the sweep sets wins, as it did.
+
+    >>> inherited_env(None, None, {"NCCL_ALGO": "Tree"})[0]
+    ['Tree']
+    >>> print(inherited_env(None, None, {"NCCL_ALGO": "Tree"})[2][0])
+    NCCL_ALGO=Tree is set in this environment and every run inherits it: the sweep runs it pinned, as with --algos Tree (recorded in its rows); unset it for NCCL's own choice
+    >>> inherited_env(["Ring"], None, {"NCCL_ALGO": "Tree"})
+    (['Ring'], None, [])
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, list[str | None] | None] = {
+        "algos": list(algos) if algos else None,
+        "protos": list(protos) if protos else None,
+    }
+    notes = []
+    for name, var, known in (
+        ("algos", "NCCL_ALGO", NCCL_ALGO_NAMES),
+        ("protos", "NCCL_PROTO", NCCL_PROTO_NAMES),
+    ):
+        value = (env.get(var) or "").strip()
+        if values[name] or not value:
+            continue
+        if not all(n.lower() in known for n in value.removeprefix("^").split(",")):
+            raise ValueError(
+                f"{var}: {value!r}, set in this environment and inherited by every run, is not "
+                f"an {var} value; allowed: {', '.join(sorted(known))} (a comma list, '^' to "
+                f"exclude); unset it, or set the sweep's own (--{name})"
+            )
+        values[name] = [value]
+        notes.append(
+            f"{var}={value} is set in this environment and every run inherits it: the sweep "
+            f"runs it pinned, as with --{name} {value} (recorded in its rows); unset it for "
+            "NCCL's own choice"
+        )
+    return values["algos"], values["protos"], notes
+
+
 def refused_runs(
     ops: Iterable[str],
     algos: Sequence[str | None] | None = None,
@@ -367,10 +419,14 @@ def plan_sweep(
     Sizes are read in costmodel's units (``8``, ``1MiB``, ``8GiB`` = 8 x 2**30, ``8GB`` = 8e9)
     and handed to nccl-tests as whole bytes: nccl-tests reads ``-b``/``-e`` itself as a whole
     number with an optional binary K/M/G, so ``1.5GB`` or ``1e9`` would be 1 B to it and
-    ``16TB`` 16 B, after our checks had passed them.
+    ``16TB`` 16 B, after our checks had passed them. With no ``algos`` (``protos``), an
+    ``NCCL_ALGO`` (``NCCL_PROTO``) set in the environment, which every run inherits, is the
+    sweep's value (:func:`inherited_env`).
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher: {launcher!r} is not known; allowed: {', '.join(LAUNCHERS)}")
+    # an NCCL_ALGO / NCCL_PROTO the runs inherit is the sweep's, recorded (inherited_env)
+    algos, protos, _ = inherited_env(algos, protos)
     if mpi is not None and mpi not in MPI_FLAVORS:
         raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
     from .._limits import LIMITS
