@@ -219,3 +219,40 @@ def test_an_nccl_algo_the_runs_inherit_is_recorded_and_said(tmp_path, monkeypatc
     assert said.exit_code == 0 and "inherits" not in said.stderr, said.output
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert {r["algo_env"] for r in rows} == {None}
+
+
+def test_a_torch_job_on_nccl_names_the_nccl_algo_it_inherits(tmp_path, monkeypatch):
+    """The torch job on NCCL ran under an exported NCCL_ALGO without a word in its rows, so
+    ``validate compare`` predicted NCCL's own choice for them. Its rows now carry it as the
+    runner's do (``algo_env``, ``proto_env``), and a rerun under another value is another
+    configuration (run key); gloo reads neither. (No GPU here: the job's own functions, and
+    rows as an 8-GPU job writes them.)"""
+    from costmodel.validation import torch_bench as tb
+
+    monkeypatch.delenv("NCCL_ALGO", raising=False)
+    monkeypatch.delenv("NCCL_PROTO", raising=False)
+    args = tb.parse_args(["--max-bytes", "1MiB"])
+    plain = tb.job_config(args, "nccl", 8, 8)
+    assert tb.nccl_env("nccl") == {"algo_env": None, "proto_env": None}
+    monkeypatch.setenv("NCCL_ALGO", "Ring")
+    monkeypatch.setenv("NCCL_PROTO", "Simple")
+    assert tb.nccl_env("nccl") == {"algo_env": "Ring", "proto_env": "Simple"}
+    assert tb.nccl_env("gloo") == {"algo_env": None, "proto_env": None}
+    assert tb.job_config(args, "nccl", 8, 8) != plain
+    assert tb.job_config(args, "gloo", 2, 2) == tb.job_config(args, "gloo", 2, 2)
+
+    # such rows are predicted pinned: 1 GiB on one DGX H100, ring as run, not NCCL's NVLS
+    base = {"source": "torch", "backend": "nccl", "ranks": 8, "nodes": 1, "gpus_per_node": 8,
+            "device": "NVIDIA H100 80GB HBM3", "kind": "collective", "op": "all_reduce",
+            "size_bytes": 2**30, "placement": "out_of_place", "time_s": 5e-3, "flagged": False,
+            "run_key": "torch@x", "config": "x", "attempt": "20261205T000000.0-1",
+            "complete": True}  # fmt: skip
+    chosen = {}
+    for name, extra in (("own", {}), ("pinned", tb.nccl_env("nccl"))):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({**base, **extra}) + "\n")
+        said = run("validate", "compare", str(path), "--cluster", "dgx-h100", "--json")
+        assert said.exit_code in (0, 1), said.output
+        (row,) = json.loads(said.stdout)["summary"]
+        chosen[name] = row["algorithm"]
+    assert chosen == {"own": "nvls", "pinned": "ring"}, chosen
