@@ -256,3 +256,24 @@ def test_a_torch_job_on_nccl_names_the_nccl_algo_it_inherits(tmp_path, monkeypat
         (row,) = json.loads(said.stdout)["summary"]
         chosen[name] = row["algorithm"]
     assert chosen == {"own": "nvls", "pinned": "ring"}, chosen
+
+
+# --- 4. NVLS switched off, as the log's NCCL lines say ---------------------------------------
+def test_a_log_whose_nccl_lines_say_nvls_was_off_is_predicted_without_it(tmp_path):
+    """NCCL_DEBUG=INFO prints ``NCCL_NVLS_ENABLE set by environment to 0.`` when NVLink SHARP is
+    switched off; such an H100 log was predicted with NVLS, NCCL's default choice from 1 MiB on
+    one node (a bundled run's index said it for 04a-c; a user's own log could not). Both
+    surfaces read the log's line now, as they read the index."""
+    off = ["node01:1275:1275 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0."]
+    algorithms = {}
+    for name, debug in (("on", []), ("off", off)):
+        path = _one_node_log(tmp_path, debug)
+        said = run("validate", "compare", str(path), "--json")
+        assert said.exit_code in (0, 1), said.output
+        algorithms[name] = {s["algorithm"] for s in json.loads(said.stdout)["summary"]}
+        read = read_log(path)
+        assert ("NVLS", "off (NCCL_NVLS_ENABLE=0)", "the log's NCCL lines") in read.facts or (
+            name == "on"
+        )
+    assert "nvls" in algorithms["on"]
+    assert "nvls" not in algorithms["off"] and algorithms["off"] <= {"ring", "tree"}

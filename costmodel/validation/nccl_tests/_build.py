@@ -73,7 +73,9 @@ def _build(parser: _Parser) -> pd.DataFrame:
     meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
     for key, value in parser.meta.items():
         if key.upper().startswith(("COMMAND", "ENV")):
-            for match in re.finditer(r"\b(NCCL_(?:ALGO|PROTO))=([\w,^;:]+)", value):
+            for match in re.finditer(
+                r"\b(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))=([\w,^;:]+)", value
+            ):
                 meta_env[match.group(1)] = match.group(2)
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     runs_info: list[dict[str, Any]] = []
