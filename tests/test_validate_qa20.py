@@ -165,18 +165,19 @@ def test_calibrate_leaves_one_gpu_rows_out_of_the_fit_and_says_so(tmp_path):
 
 
 # --- 3. an NCCL_ALGO exported in the shell ---------------------------------------------------
-def _sweep(tmp_path: Path, *extra: str):
-    """``validate nccl-tests run`` of a fake all_reduce_perf that prints bundled 12a (one
-    process driving 8 A100, ``-g 8``), as the local launcher starts it."""
+def _sweep(tmp_path: Path, *extra: str, log: str = "12a", gpus: str = "8"):
+    """``validate nccl-tests run`` of a fake all_reduce_perf that prints bundled ``log`` (12a:
+    one process driving 8 A100, ``-g 8``; 13a: 4 H100, ``-g 4``), as the local launcher starts
+    it."""
     build = tmp_path / "build"
     build.mkdir(parents=True, exist_ok=True)
     binary = build / "all_reduce_perf"
-    binary.write_text(f"#!/bin/sh\ncat '{reference_path('12a')}'\n")
+    binary.write_text(f"#!/bin/sh\ncat '{reference_path(log)}'\n")
     binary.chmod(0o755)
     out = tmp_path / "run"
     return out, run(
         "validate", "nccl-tests", "run", "-o", str(out), "--build-dir", str(build),
-        "--gpus", "8", "--no-progress", *extra,
+        "--gpus", gpus, "--no-progress", *extra,
     )  # fmt: skip
 
 
@@ -277,3 +278,38 @@ def test_a_log_whose_nccl_lines_say_nvls_was_off_is_predicted_without_it(tmp_pat
         )
     assert "nvls" in algorithms["on"]
     assert "nvls" not in algorithms["off"] and algorithms["off"] <= {"ring", "tree"}
+
+
+def test_nvls_switched_off_in_the_shell_is_carried_by_a_sweep_and_the_torch_job(
+    tmp_path, monkeypatch
+):
+    """``NCCL_NVLS_ENABLE=0`` exported before a sweep switched NVLS off in every run (and, under
+    mpirun, on the ranks of the launching node only); the rows did not say it and the H100 runs
+    were compared with NVLS. The sweep now exports it to every rank, records it in the run key
+    and as ``nvls`` false in its rows, which ``validate compare`` reads; the torch job on NCCL
+    writes the same column."""
+    from costmodel.validation import runner
+    from costmodel.validation import torch_bench as tb
+
+    algorithms = {}
+    for name, value in (("on", None), ("off", "0")):
+        if value is None:
+            monkeypatch.delenv("NCCL_NVLS_ENABLE", raising=False)
+        else:
+            monkeypatch.setenv("NCCL_NVLS_ENABLE", value)
+        out, said = _sweep(tmp_path / name, log="13a", gpus="4")
+        assert said.exit_code == 0, said.output
+        rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+        compared = run("validate", "compare", str(out / "results.jsonl"), "--json")
+        assert compared.exit_code in (0, 1), compared.output
+        algorithms[name] = {s["algorithm"] for s in json.loads(compared.stdout)["summary"]}
+        if value is None:
+            assert all("nvls" not in r for r in rows)
+            continue
+        assert {r["nvls"] for r in rows} == {False}
+        assert {r["run_key"].split("@")[0] for r in rows} == {"all_reduce-nvls_enable_0"}
+        assert "costmodel: warning: NCCL_NVLS_ENABLE=0 is set in this environment" in said.stderr
+    assert "nvls" in algorithms["on"] and "nvls" not in algorithms["off"], algorithms
+    argv = runner.mpirun_argv("openmpi", 2, 8, runner.launch_env(), ["all_reduce_perf"])
+    assert argv[5:7] == ["-x", "NCCL_NVLS_ENABLE"]
+    assert tb._launch_columns() == {"nvls": False}

@@ -60,6 +60,8 @@ __all__ = [
     "drop_partial_line",
     "find_binary",
     "inherited_env",
+    "launch_columns",
+    "launch_env",
     "load_results",
     "mpirun_argv",
     "parse_mpirun_version",
@@ -317,6 +319,39 @@ def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
     return None
 
 
+#: NCCL variables of the launching environment that change what a run measures and that
+#: ``validate compare`` predicts (``nvls`` off, ``collnet`` on): carried by every run of a sweep
+LAUNCH_ENV = ("NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE")
+
+
+def launch_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The :data:`LAUNCH_ENV` variables set in the environment, which every run inherits: each
+    run's ``env`` holds them (exported to every rank under mpirun, in the log's header and the
+    run key), and its rows say what they mean for the prediction (``nvls`` False for
+    ``NCCL_NVLS_ENABLE=0``, ``collnet`` True for ``NCCL_COLLNET_ENABLE=1``).
+
+    >>> launch_env({"NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG": "INFO"})
+    {'NCCL_NVLS_ENABLE': '0'}
+    """
+    env = os.environ if environ is None else environ
+    return {k: str(env[k]).strip() for k in LAUNCH_ENV if str(env.get(k) or "").strip()}
+
+
+def launch_columns(env: Mapping[str, str]) -> dict[str, bool]:
+    """The rows' ``nvls`` / ``collnet`` for a run's ``env`` (:func:`launch_env`), as
+    ``validate compare`` reads them (a bundled run's index sets the same columns).
+
+    >>> launch_columns({"NCCL_NVLS_ENABLE": "0", "NCCL_COLLNET_ENABLE": "1"})
+    {'nvls': False, 'collnet': True}
+    """
+    out = {}
+    if env.get("NCCL_NVLS_ENABLE") == "0":
+        out["nvls"] = False
+    if env.get("NCCL_COLLNET_ENABLE") == "1":
+        out["collnet"] = True
+    return out
+
+
 def inherited_env(
     algos: Sequence[str | None] | None = None,
     protos: Sequence[str | None] | None = None,
@@ -364,6 +399,11 @@ def inherited_env(
             f"{var}={value} is set in this environment and every run inherits it: the sweep "
             f"runs it pinned, as with --{name} {value} (recorded in its rows); unset it for "
             "NCCL's own choice"
+        )
+    for name, value in launch_env(env).items():
+        notes.append(
+            f"{name}={value} is set in this environment and every run inherits it: recorded in "
+            "the rows (validate compare predicts them so) and exported to every rank"
         )
     return values["algos"], values["protos"], notes
 
@@ -495,6 +535,7 @@ def plan_sweep(
                     env["NCCL_ALGO"] = algo
                 if proto:
                     env["NCCL_PROTO"] = proto
+                env.update(launch_env())  # NVLS off, CollNet on: carried by every run
                 test = [
                     str(binary),
                     "-b",
@@ -1360,6 +1401,8 @@ def _run_all(
                 df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
             if spec.proto:
                 df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
+            for column, value in launch_columns(spec.env).items():
+                df[column] = value
             rows = append_results(
                 results_path,
                 df,

@@ -246,6 +246,14 @@ def nccl_env(backend: str, environ: Any = None) -> dict[str, str | None]:
     }
 
 
+def _launch_columns() -> dict[str, bool]:
+    """The rows' ``nvls`` / ``collnet`` from the NCCL variables the ranks inherit
+    (:func:`costmodel.validation.runner.launch_columns`)."""
+    from costmodel.validation.runner import launch_columns, launch_env
+
+    return launch_columns(launch_env())
+
+
 def job_config(args: argparse.Namespace, backend: str, world: int, local_world: int) -> str:
     """Hash of what a job measures: its arguments (sizes, ops, iterations, DDP settings; not
     the output file, the run key or ``-v``), the backend it ran and its ranks per node and in
@@ -262,7 +270,9 @@ def job_config(args: argparse.Namespace, backend: str, world: int, local_world: 
     settings = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_CONFIG}
     # the NCCL_ALGO/NCCL_PROTO the job runs under, where set: a rerun under another is another
     # configuration (none set: the hash it always had)
-    pinned = {k: v for k, v in nccl_env(backend).items() if v is not None}
+    pinned: dict[str, Any] = {k: v for k, v in nccl_env(backend).items() if v is not None}
+    if backend == "nccl":
+        pinned.update(_launch_columns())
     blob = json.dumps(
         [settings, backend, world, local_world, *([pinned] if pinned else [])],
         sort_keys=True,
@@ -440,6 +450,8 @@ class _Bench:
             # an exported NCCL_ALGO/NCCL_PROTO pins every collective: named as the runner's
             # rows name it, so validate compare predicts what ran
             **{k: v for k, v in nccl_env(self.backend).items() if v is not None},
+            # NVLS off / CollNet on, as the runner's rows say them
+            **(_launch_columns() if self.backend == "nccl" else {}),
         }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()
