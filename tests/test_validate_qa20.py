@@ -12,6 +12,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from costmodel.reference import reference_path
 from costmodel.validation.fallback import socket_fallback
 from costmodel.validation.logread import read_log as _read_log
@@ -313,3 +315,18 @@ def test_nvls_switched_off_in_the_shell_is_carried_by_a_sweep_and_the_torch_job(
     argv = runner.mpirun_argv("openmpi", 2, 8, runner.launch_env(), ["all_reduce_perf"])
     assert argv[5:7] == ["-x", "NCCL_NVLS_ENABLE"]
     assert tb._launch_columns() == {"nvls": False}
+
+
+@pytest.mark.torch
+def test_more_nccl_ranks_than_gpus_is_said_in_counted_words(monkeypatch):
+    """``validate torch --nproc 2 --backend nccl`` on a one-GPU machine said "torch sees 1
+    GPU(s)"; counts take their noun in the right number on every surface."""
+    import torch
+
+    from costmodel.validation.torch_bench import backend_problem
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for found, words in ((1, "torch sees 1 GPU; start at most 1"), (4, "sees 4 GPUs;")):
+        monkeypatch.setattr(torch.cuda, "device_count", lambda found=found: found)
+        line = backend_problem("nccl", 8)
+        assert line is not None and words in line and "(s)" not in line, line

@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from costmodel.tables import BUSBW_FACTOR
-from costmodel.units import parse_bytes, parse_count
+from costmodel.units import format_counted, parse_bytes, parse_count
 
 # the ops this benchmark implements (a subset of tables.OPS: no plain reduce here); busbw
 # factors: nccl-tests doc/PERFORMANCE.md, the one table costmodel.tables.BUSBW_FACTOR
@@ -357,7 +357,7 @@ def backend_problem(backend: str, ranks_here: int) -> str | None:
     if ranks_here > found:
         return (
             f"--backend nccl runs one rank per GPU: {ranks_here} ranks on this node, "
-            f"torch sees {found} GPU(s); start at most {found}"
+            f"torch sees {format_counted(found, 'GPU')}; start at most {found}"
         )
     return None
 
