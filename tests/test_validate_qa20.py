@@ -330,3 +330,27 @@ def test_more_nccl_ranks_than_gpus_is_said_in_counted_words(monkeypatch):
         monkeypatch.setattr(torch.cuda, "device_count", lambda found=found: found)
         line = backend_problem("nccl", 8)
         assert line is not None and words in line and "(s)" not in line, line
+
+
+# --- 5. a run timed with CUDA graphs ---------------------------------------------------------
+def test_a_run_timed_with_cuda_graphs_is_a_finding(tmp_path):
+    """nccl-tests ``-G 10`` prints ``graph: 10`` in its header and replays each iteration from
+    a CUDA graph, without the per-op host launch the model's floor adds (fitted on eager runs
+    only: every bundled log says ``graph: 0``); the log was compared with no word of it. It is
+    a finding now, on both surfaces (one function), and ``graph: 0`` says nothing."""
+    for graph, said in (("0", False), ("10", True)):
+        lines = reference_path("13a").read_text().splitlines()
+        seps = [i for i, line in enumerate(lines) if line.startswith("# ---")]
+        body = [x.replace("graph: 0", f"graph: {graph}") for x in lines[seps[1] + 1 :]]
+        path = tmp_path / f"graph{graph}_allreduce.log"
+        path.write_text("\n".join(body) + "\n")
+        found = [f for f in read_log(path).findings if "CUDA graphs" in f]
+        out = run("validate", "compare", str(path), "--json")
+        assert out.exit_code in (0, 1), out.output
+        assert [f for f in json.loads(out.stdout)["findings"] if "CUDA graphs" in f] == found
+        if said:
+            (line,) = found
+            at = next(i for i, x in enumerate(body, 1) if x.startswith("# nThread"))
+            assert line.startswith(f"line {at}: the run timed CUDA graphs (graph: 10, ")
+        else:
+            assert found == []
