@@ -354,3 +354,18 @@ def test_a_run_timed_with_cuda_graphs_is_a_finding(tmp_path):
             assert line.startswith(f"line {at}: the run timed CUDA graphs (graph: 10, ")
         else:
             assert found == []
+
+
+def test_a_run_aggregating_ops_per_launch_is_a_finding(tmp_path):
+    """nccl-tests ``-m 8`` (``agg iters: 8``) groups 8 ops into one launch, so each op pays an
+    eighth of the host launch the model's floor adds per op (every bundled log: ``agg iters:
+    1``); it is a finding, as a CUDA-graph run is."""
+    lines = reference_path("13a").read_text().splitlines()
+    seps = [i for i, line in enumerate(lines) if line.startswith("# ---")]
+    body = [x.replace("agg iters: 1 ", "agg iters: 8 ") for x in lines[seps[1] + 1 :]]
+    path = tmp_path / "agg_allreduce.log"
+    path.write_text("\n".join(body) + "\n")
+    (line,) = [f for f in read_log(path).findings if "ops per launch" in f]
+    assert "the run aggregated 8 ops per launch (agg iters: 8, nccl-tests -m)" in line
+    out = run("validate", "compare", str(path))
+    assert f"costmodel: warning: {line}" in out.stderr, out.stderr

@@ -18,6 +18,7 @@ from ._lexer import (
     _BLOCK_NAMES,
     _DEBUG_RE,
     _ENV_SET_RE,
+    _AGG_RE,
     _GRAPH_RE,
     _INT_RE,
     _MARKER_RE,
@@ -465,6 +466,15 @@ class _Parser(_Findings):
                     f"the run timed CUDA graphs (graph: {graph.group(1)}, nccl-tests -G): the "
                     "model's per-op launch floor is fitted on eager launches (graph: 0), so "
                     "small sizes, where that floor counts, may be predicted slower than they ran",
+                )
+            agg = _AGG_RE.search(body)
+            if agg and int(agg.group(1)) > 1:
+                self._warn(
+                    lineno,
+                    f"the run aggregated {agg.group(1)} ops per launch (agg iters: "
+                    f"{agg.group(1)}, nccl-tests -m): the model's per-op launch floor is fitted "
+                    "on one op per launch (agg iters: 1), so small sizes, where that floor "
+                    "counts, may be predicted slower than they ran",
                 )
             return
         rank = _RANK_RE.match(stripped)
