@@ -46,6 +46,7 @@ def _one_node_log(tmp_path: Path, debug: list[str]) -> Path:
         out.append(line)
         if line.startswith("#  Rank  3"):
             out.extend(debug)
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "h100_allreduce.log"
     path.write_text("\n".join(out) + "\n")
     return path
@@ -369,3 +370,37 @@ def test_a_run_aggregating_ops_per_launch_is_a_finding(tmp_path):
     assert "the run aggregated 8 ops per launch (agg iters: 8, nccl-tests -m)" in line
     out = run("validate", "compare", str(path))
     assert f"costmodel: warning: {line}" in out.stderr, out.stderr
+
+
+# --- 6. the Validate page says the same ------------------------------------------------------
+def test_the_validate_page_reads_these_logs_as_validate_compare_does(tmp_path, monkeypatch):
+    """The page calls the same functions: a sweep from one GPU (its one-GPU rows left out and
+    named), NVLS off in the log's NCCL lines, socket lines on one node (no fallback warning)
+    and a CUDA-graph run (a finding) read there as ``validate compare`` reads them, line by
+    line (tests/test_app_qa21.py's comparison)."""
+    import io
+
+    import pandas as pd
+
+    from tests.test_app_qa21 import _assert_same, _cli, _page
+
+    graph = _one_node_log(tmp_path / "g", [])
+    graph.write_text(graph.read_text().replace("graph: 0", "graph: 10"))
+    logs = [
+        (_scaling_log(tmp_path, True), True, "a collective on one rank moves nothing"),
+        (_one_node_log(tmp_path / "n", ["x:1:1 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0."]), False, None),
+        (_one_node_log(tmp_path / "s", ONE_NODE_DEBUG), False, None),
+        (graph, False, "the run timed CUDA graphs"),
+    ]  # fmt: skip
+    for path, no_gpu_named, said in logs:
+        page = _page(monkeypatch, path.name, path.read_bytes())
+        given = ["--cluster", page.at.selectbox(key="val_cluster").value] if no_gpu_named else []
+        cli_said = _cli(path, tmp_path, *given)
+        _assert_same(page, cli_said, refused=no_gpu_named)
+        shown = " ".join(page.warnings)
+        assert "socket" not in shown.lower() and "inf%" not in shown, shown
+        if said is not None:
+            assert said in shown, shown
+        if path.parent.name == "n":  # NVLS off: predicted without it, on the page too
+            rows = pd.read_csv(io.StringIO(page.csvs["comparison.csv"]))
+            assert "nvls" not in set(rows["algorithm"].dropna()), rows
