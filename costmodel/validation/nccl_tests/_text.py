@@ -14,11 +14,11 @@ from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _libra
 from ._findings import _Findings
 from ._launch import _LAUNCH_RE
 from ._lexer import (
+    _AGG_RE,
     _AVG_RE,
     _BLOCK_NAMES,
     _DEBUG_RE,
     _ENV_SET_RE,
-    _AGG_RE,
     _GRAPH_RE,
     _INT_RE,
     _MARKER_RE,
