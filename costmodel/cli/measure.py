@@ -176,7 +176,12 @@ def nccl_tests_run(
         )
     except ValueError as exc:
         raise _plan_error(exc) from None
-    for line in runner.refused_runs(op_list, algo_list, proto_list):  # left out of the plan
+    # an NCCL_ALGO / NCCL_PROTO exported in the shell pins every run: plan_sweep takes it as
+    # the sweep's (recorded in the rows), said here before anything runs
+    swept_algos, swept_protos, inherited = runner.inherited_env(algo_list, proto_list)
+    for line in inherited:
+        say_warning(line)
+    for line in runner.refused_runs(op_list, swept_algos, swept_protos):  # left out of the plan
         say_warning(f"skipped {line}")
     if dry_run:
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]

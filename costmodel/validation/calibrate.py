@@ -399,8 +399,24 @@ def calibrate(
     if structure is not None:
         _check_base(df, structure)
     df = _shape_columns(df, nodes, ranks, gpus_per_process)
+    # a run on one rank (a GPU-count sweep's first run, -g 1) moved nothing: the alpha-beta
+    # line prices 0 bytes there, so its rows would be fitted as latency alone and each give
+    # an infinite busbw error; left out and said, as validate compare leaves them out
+    from .compare import ONE_RANK_REFUSAL
+
+    lonely = df["ranks"] < 2
+    if lonely.all():
+        raise ValueError(ONE_RANK_REFUSAL)
+    df = df[~lonely]
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
+    if lonely.any():
+        from costmodel.units import format_counted
+
+        skipped.append(
+            f"{format_counted(int(lonely.sum()), 'row')} at 1 rank: a collective on one rank "
+            "moves nothing (busbw undefined), left out of the fit"
+        )
     no_formula: list[tuple[str, str]] = []  # (op, NCCL_ALGO) of the groups skipped for that
     for key, group in df.groupby(["op", "algorithm", "protocol", "level"], sort=True):
         # pandas-stubs types a group key as Hashable; by a list of columns it is a tuple

@@ -655,11 +655,7 @@ def compare(
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
     single = pd.to_numeric(df["ranks"], errors="coerce") < 2
     if len(df) and single.all():  # busbw = algbw x 0 at one rank: every error would be inf
-        raise ValueError(
-            "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "
-            "and the error infinite); allowed: 2 ranks or more (a log whose device list is "
-            "cut short: give the nodes and GPUs per node)"
-        )
+        raise ValueError(ONE_RANK_REFUSAL)
     # nodes the log does not state: as many of the predictor's nodes as the ranks fill (a
     # cluster_predictor knows its preset's GPUs per node), else 1
     nodes = (
@@ -701,6 +697,11 @@ def compare(
     df.loc[untimed, "note"] = "time not > 0 (not compared)"
     # no time at all (N/A in a log, null in a results row) is no time <= 0: said as what it is
     df.loc[untimed & measured_time.isna(), "note"] = "no time measured (N/A; not compared)"
+    # a run on one rank (a GPU-count sweep's first run, -g 1) beside others: it moved nothing,
+    # the prediction is 0 s and the error infinite, so it is not compared either (said in
+    # unpredicted_note's warning, as every row left out that had bytes)
+    lonely = ~(empty | untimed) & single.to_numpy()
+    df.loc[lonely, "note"] = ONE_RANK_NOTE
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     df["_algo"] = algo.astype(object).where(algo.notna(), None)
@@ -725,7 +726,7 @@ def compare(
     source = df["source"] if "source" in df else pd.Series([None] * len(df), index=df.index)
     df["_harness"] = np.where(source.astype(object) == "torch", "pytorch", "nccl-tests")
     keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"]
-    for key, group in df[~(empty | untimed)].groupby(keys, dropna=False, sort=False):
+    for key, group in df[~(empty | untimed | lonely)].groupby(keys, dropna=False, sort=False):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
         op, ranks, group_nodes, a, p, g, nv, cn, harness = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}
@@ -801,6 +802,14 @@ def _algorithm_name(pinned: str) -> str:
 
 #: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
 _EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
+#: the note of a row measured on one rank beside rows of more (compare leaves it out)
+ONE_RANK_NOTE = "1 rank: a collective on one rank moves nothing, busbw undefined (not compared)"
+#: the refusal of rows all measured on one rank (compare and calibrate)
+ONE_RANK_REFUSAL = (
+    "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "
+    "and the error infinite); allowed: 2 ranks or more (a log whose device list is "
+    "cut short: give the nodes and GPUs per node)"
+)
 
 
 def flagged_note(rows: pd.DataFrame) -> str | None:

@@ -7,7 +7,10 @@ nodes. Two signs, either is enough:
 
 1. NCCL's own debug lines (``NCCL_DEBUG=INFO``) name the socket transport: ``NET/Socket :
    Using ...`` or ``Using network Socket`` (NCCL src/transport/net_socket.cc and init.cc print
-   these when the socket transport is the network in use);
+   these when the socket transport is the network in use). On one node that network carries
+   nothing (NCCL connects the node's GPUs over P2P or shared memory, and a one-node box without
+   InfiniBand prints both lines): there only a connection made through it, ``... via
+   NET/Socket/0``, counts;
 2. the busbw profile: a run across nodes whose largest sizes (from :data:`LARGE_BYTES`) never
    reach :data:`SOCKET_SHARE` of the busbw the cluster's NICs allow
    (:func:`costmodel.realistic.busbw_bound_bytes_per_s` at line rate). A working RDMA path
@@ -52,6 +55,18 @@ TCP_FABRICS = ("ethernet", "tcpx", "tcpxo", "socket")
 
 # NCCL_DEBUG=INFO lines of the socket transport in use (NCCL net_socket.cc, init.cc)
 _SOCKET_DEBUG = re.compile(r"NCCL INFO.*(NET/Socket\b|Using network Socket)")
+# a connection the socket transport carries (NCCL transport.cc: "Channel 00/0 : 0[0] -> 1[1]
+# [send] via NET/Socket/0"), the one sign that counts on one node
+_SOCKET_CONNECTION = re.compile(r"NCCL INFO.*\bvia NET/Socket\b")
+
+
+def _one_node(measured: pd.DataFrame | None) -> bool:
+    """True when every row ran on one node (a known node count of 1): NCCL's network is then
+    not on the data path unless a connection says it is."""
+    if measured is None or measured.empty or "nodes" not in measured:
+        return False
+    nodes = measured["nodes"]
+    return bool(nodes.notna().all() and (nodes.astype(float) == 1).all())
 
 
 def _text(text: bytes | str | None) -> str:
@@ -76,9 +91,14 @@ def socket_fallback(
         The preset the run is compared with; its NICs give the bound of the profile test.
         Without it only the debug lines are read.
     text : bytes or str, optional
-        The raw log, for NCCL's debug lines.
+        The raw log, for NCCL's debug lines. On a run whose every row is on one node
+        (``nodes`` 1) they count only where a connection went through the socket transport
+        (``via NET/Socket``): the lines naming the network in use are printed there too.
     """
-    if _SOCKET_DEBUG.search(_text(text)):
+    debug = _text(text)
+    if _SOCKET_DEBUG.search(debug) and (
+        not _one_node(measured) or _SOCKET_CONNECTION.search(debug)
+    ):
         return (
             "looks like NCCL's TCP-socket fallback: the log's NCCL debug lines name the socket "
             "transport (NET/Socket); check that the network plugin loads (NCCL_NET, "

@@ -696,6 +696,9 @@ def read_log(
             gpn_from = f"{cluster}'s preset" if preset_gpn else "unknown"
         if gpus_per_node is None:  # nodes the log states, GPUs per node it does not (uneven)
             assumed.append(("GPUs per node", gpn_shown, gpn_from))
+    # NVLS off or CollNet on, where the log's NCCL lines or header say so (a bundled run's
+    # index, below, wins): compare() predicts with them, as with the index's
+    facts += _logged_launch(rows)
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
     if op_from in ("you set it", "the file name"):
@@ -1020,6 +1023,41 @@ def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:
             rows.at[i, "ranks"] = n * gpn
         filled = True
     return filled
+
+
+def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """Fill, in place, ``nvls`` (False) and ``collnet`` (True) of each run whose own NCCL lines
+    say it ran with ``NCCL_NVLS_ENABLE=0`` or ``NCCL_COLLNET_ENABLE=1`` (NCCL_DEBUG=INFO's
+    ``NCCL_NVLS_ENABLE set by environment to 0.``, or a ``# COMMAND:``/``# ENV:`` header line
+    setting it; the parser keeps each run's in ``attrs["runs"][i]["env"]``); returns them as
+    facts the log states. A log of an H100 run with NVLS off was predicted with NVLS, as
+    NCCL's default choice (a bundled run's index said it: :func:`_bundled_launch`)."""
+    out: list[tuple[str, str, str]] = []
+    if "run" not in rows:
+        return out
+    off: list[int] = []
+    on: list[int] = []
+    for info in rows.attrs.get("runs") or []:
+        env = info.get("env") or {}
+        nvls = str(env.get("NCCL_NVLS_ENABLE", "")).rstrip(".").strip()
+        collnet = str(env.get("NCCL_COLLNET_ENABLE", "")).rstrip(".").strip()
+        if nvls == "0":
+            off.append(int(info["run"]))
+        if collnet == "1":
+            on.append(int(info["run"]))
+    source = "the log's NCCL lines"
+    if off:
+        if "nvls" not in rows:
+            rows["nvls"] = None
+        rows["nvls"] = rows["nvls"].astype(object)
+        rows.loc[rows["run"].isin(off), "nvls"] = False
+        out.append(("NVLS", "off (NCCL_NVLS_ENABLE=0)", source))
+    if on:
+        if "collnet" not in rows:
+            rows["collnet"] = False
+        rows.loc[rows["run"].isin(on), "collnet"] = True
+        out.append(("CollNet", "on (NCCL_COLLNET_ENABLE=1)", source))
+    return out
 
 
 def _bundled_launch(rows: pd.DataFrame, bundled, from_index: str) -> list[tuple[str, str, str]]:

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +59,9 @@ __all__ = [
     "detect_mpi",
     "drop_partial_line",
     "find_binary",
+    "inherited_env",
+    "launch_columns",
+    "launch_env",
     "load_results",
     "mpirun_argv",
     "parse_mpirun_version",
@@ -316,6 +319,95 @@ def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
     return None
 
 
+#: NCCL variables of the launching environment that change what a run measures and that
+#: ``validate compare`` predicts (``nvls`` off, ``collnet`` on): carried by every run of a sweep
+LAUNCH_ENV = ("NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE")
+
+
+def launch_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The :data:`LAUNCH_ENV` variables set in the environment, which every run inherits: each
+    run's ``env`` holds them (exported to every rank under mpirun, in the log's header and the
+    run key), and its rows say what they mean for the prediction (``nvls`` False for
+    ``NCCL_NVLS_ENABLE=0``, ``collnet`` True for ``NCCL_COLLNET_ENABLE=1``).
+
+    >>> launch_env({"NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG": "INFO"})
+    {'NCCL_NVLS_ENABLE': '0'}
+    """
+    env = os.environ if environ is None else environ
+    return {k: str(env[k]).strip() for k in LAUNCH_ENV if str(env.get(k) or "").strip()}
+
+
+def launch_columns(env: Mapping[str, str]) -> dict[str, bool]:
+    """The rows' ``nvls`` / ``collnet`` for a run's ``env`` (:func:`launch_env`), as
+    ``validate compare`` reads them (a bundled run's index sets the same columns).
+
+    >>> launch_columns({"NCCL_NVLS_ENABLE": "0", "NCCL_COLLNET_ENABLE": "1"})
+    {'nvls': False, 'collnet': True}
+    """
+    out = {}
+    if env.get("NCCL_NVLS_ENABLE") == "0":
+        out["nvls"] = False
+    if env.get("NCCL_COLLNET_ENABLE") == "1":
+        out["collnet"] = True
+    return out
+
+
+def inherited_env(
+    algos: Sequence[str | None] | None = None,
+    protos: Sequence[str | None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[str | None] | None, list[str | None] | None, list[str]]:
+    """The sweep's NCCL_ALGO and NCCL_PROTO values once the launching environment is read, and
+    one line per value taken from it.
+
+    Every run inherits the environment (:func:`_execute` starts it with ``os.environ``; srun
+    passes it on, and mpirun's ``-x`` / ``-genv`` export what the sweep sets), so an
+    ``NCCL_ALGO`` or ``NCCL_PROTO`` exported in the shell pins every run of a sweep that does
+    not set its own (``algos`` / ``protos`` empty). It is taken as the sweep's value: exported
+    to every rank, recorded in the rows (``algo_env`` / ``proto_env``, which
+    ``validate compare`` predicts) and in the run key, as if given; the rows said nothing of
+    it and were compared with NCCL's own choice. A value the sweep sets wins, as it did.
+
+    >>> inherited_env(None, None, {"NCCL_ALGO": "Tree"})[0]
+    ['Tree']
+    >>> print(inherited_env(None, None, {"NCCL_ALGO": "Tree"})[2][0])
+    NCCL_ALGO=Tree is set in this environment and every run inherits it: the sweep runs it pinned, as with --algos Tree (recorded in its rows); unset it for NCCL's own choice
+    >>> inherited_env(["Ring"], None, {"NCCL_ALGO": "Tree"})
+    (['Ring'], None, [])
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, list[str | None] | None] = {
+        "algos": list(algos) if algos else None,
+        "protos": list(protos) if protos else None,
+    }
+    notes = []
+    for name, var, known in (
+        ("algos", "NCCL_ALGO", NCCL_ALGO_NAMES),
+        ("protos", "NCCL_PROTO", NCCL_PROTO_NAMES),
+    ):
+        value = (env.get(var) or "").strip()
+        if values[name] or not value:
+            continue
+        if not all(n.lower() in known for n in value.removeprefix("^").split(",")):
+            raise ValueError(
+                f"{var}: {value!r}, set in this environment and inherited by every run, is not "
+                f"an {var} value; allowed: {', '.join(sorted(known))} (a comma list, '^' to "
+                f"exclude); unset it, or set the sweep's own (--{name})"
+            )
+        values[name] = [value]
+        notes.append(
+            f"{var}={value} is set in this environment and every run inherits it: the sweep "
+            f"runs it pinned, as with --{name} {value} (recorded in its rows); unset it for "
+            "NCCL's own choice"
+        )
+    for name, value in launch_env(env).items():
+        notes.append(
+            f"{name}={value} is set in this environment and every run inherits it: recorded in "
+            "the rows (validate compare predicts them so) and exported to every rank"
+        )
+    return values["algos"], values["protos"], notes
+
+
 def refused_runs(
     ops: Iterable[str],
     algos: Sequence[str | None] | None = None,
@@ -367,10 +459,14 @@ def plan_sweep(
     Sizes are read in costmodel's units (``8``, ``1MiB``, ``8GiB`` = 8 x 2**30, ``8GB`` = 8e9)
     and handed to nccl-tests as whole bytes: nccl-tests reads ``-b``/``-e`` itself as a whole
     number with an optional binary K/M/G, so ``1.5GB`` or ``1e9`` would be 1 B to it and
-    ``16TB`` 16 B, after our checks had passed them.
+    ``16TB`` 16 B, after our checks had passed them. With no ``algos`` (``protos``), an
+    ``NCCL_ALGO`` (``NCCL_PROTO``) set in the environment, which every run inherits, is the
+    sweep's value (:func:`inherited_env`).
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher: {launcher!r} is not known; allowed: {', '.join(LAUNCHERS)}")
+    # an NCCL_ALGO / NCCL_PROTO the runs inherit is the sweep's, recorded (inherited_env)
+    algos, protos, _ = inherited_env(algos, protos)
     if mpi is not None and mpi not in MPI_FLAVORS:
         raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
     from .._limits import LIMITS
@@ -439,6 +535,7 @@ def plan_sweep(
                     env["NCCL_ALGO"] = algo
                 if proto:
                     env["NCCL_PROTO"] = proto
+                env.update(launch_env())  # NVLS off, CollNet on: carried by every run
                 test = [
                     str(binary),
                     "-b",
@@ -1304,6 +1401,8 @@ def _run_all(
                 df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
             if spec.proto:
                 df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
+            for column, value in launch_columns(spec.env).items():
+                df[column] = value
             rows = append_results(
                 results_path,
                 df,

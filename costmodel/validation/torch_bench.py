@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from costmodel.tables import BUSBW_FACTOR
-from costmodel.units import parse_bytes, parse_count
+from costmodel.units import format_counted, parse_bytes, parse_count
 
 # the ops this benchmark implements (a subset of tables.OPS: no plain reduce here); busbw
 # factors: nccl-tests doc/PERFORMANCE.md, the one table costmodel.tables.BUSBW_FACTOR
@@ -225,6 +225,35 @@ def device_name(torch: Any, device: Any) -> str:
 _NOT_CONFIG = frozenset({"output", "run_key", "verbose", "attempt", "job_log"})
 
 
+def nccl_env(backend: str, environ: Any = None) -> dict[str, str | None]:
+    """The NCCL_ALGO and NCCL_PROTO a job on ``backend`` runs under, as the nccl-tests runner's
+    rows name them (``algo_env``, ``proto_env``; None: NCCL's own choice), read from the
+    environment every rank inherits: ``validate compare`` predicts a row pinned to its
+    NCCL_ALGO, so an exported ``NCCL_ALGO=Tree`` the rows did not name was compared with
+    NCCL's own choice. gloo reads neither: both None.
+
+    >>> nccl_env("nccl", {"NCCL_ALGO": "Tree"})
+    {'algo_env': 'Tree', 'proto_env': None}
+    >>> nccl_env("gloo", {"NCCL_ALGO": "Tree"})
+    {'algo_env': None, 'proto_env': None}
+    """
+    env = os.environ if environ is None else environ
+    if backend != "nccl":
+        return {"algo_env": None, "proto_env": None}
+    return {
+        "algo_env": (env.get("NCCL_ALGO") or "").strip() or None,
+        "proto_env": (env.get("NCCL_PROTO") or "").strip() or None,
+    }
+
+
+def _launch_columns() -> dict[str, bool]:
+    """The rows' ``nvls`` / ``collnet`` from the NCCL variables the ranks inherit
+    (:func:`costmodel.validation.runner.launch_columns`)."""
+    from costmodel.validation.runner import launch_columns, launch_env
+
+    return launch_columns(launch_env())
+
+
 def job_config(args: argparse.Namespace, backend: str, world: int, local_world: int) -> str:
     """Hash of what a job measures: its arguments (sizes, ops, iterations, DDP settings; not
     the output file, the run key or ``-v``), the backend it ran and its ranks per node and in
@@ -239,7 +268,16 @@ def job_config(args: argparse.Namespace, backend: str, world: int, local_world: 
     import hashlib
 
     settings = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_CONFIG}
-    blob = json.dumps([settings, backend, world, local_world], sort_keys=True, default=str)
+    # the NCCL_ALGO/NCCL_PROTO the job runs under, where set: a rerun under another is another
+    # configuration (none set: the hash it always had)
+    pinned: dict[str, Any] = {k: v for k, v in nccl_env(backend).items() if v is not None}
+    if backend == "nccl":
+        pinned.update(_launch_columns())
+    blob = json.dumps(
+        [settings, backend, world, local_world, *([pinned] if pinned else [])],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -319,7 +357,7 @@ def backend_problem(backend: str, ranks_here: int) -> str | None:
     if ranks_here > found:
         return (
             f"--backend nccl runs one rank per GPU: {ranks_here} ranks on this node, "
-            f"torch sees {found} GPU(s); start at most {found}"
+            f"torch sees {format_counted(found, 'GPU')}; start at most {found}"
         )
     return None
 
@@ -409,6 +447,11 @@ class _Bench:
             "config": self.config,
             # the log of the job that measured the row (its output, torchrun's and each rank's)
             **({"log": self.job_log} if self.job_log else {}),
+            # an exported NCCL_ALGO/NCCL_PROTO pins every collective: named as the runner's
+            # rows name it, so validate compare predicts what ran
+            **{k: v for k, v in nccl_env(self.backend).items() if v is not None},
+            # NVLS off / CollNet on, as the runner's rows say them
+            **(_launch_columns() if self.backend == "nccl" else {}),
         }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()

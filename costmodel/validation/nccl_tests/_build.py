@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from costmodel.units import GB, US
+from costmodel.units import GB, US, noun_for
 
 from ._common import _FLOAT64 as _FLOAT_COLUMNS  # the float columns: one list
 from ._common import COLUMNS, NcclTestsParseError, _frame
@@ -57,7 +57,10 @@ def mixed_runs(runs: list[dict[str, Any]]) -> str | None:
     kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs}
     if len(kinds) <= 1:
         return None
-    entries = [f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs]
+    entries = [
+        f"line {info['line']}: {info['op']} on {info['ranks']} {noun_for(info['ranks'], 'rank')}"
+        for info in runs
+    ]
     shown = [e for i, e in enumerate(entries) if len(", ".join(entries[: i + 1])) <= 300]
     listed = ", ".join(shown) + (
         f", and {len(entries) - len(shown)} more" if len(shown) < len(entries) else ""
@@ -70,7 +73,9 @@ def _build(parser: _Parser) -> pd.DataFrame:
     meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
     for key, value in parser.meta.items():
         if key.upper().startswith(("COMMAND", "ENV")):
-            for match in re.finditer(r"\b(NCCL_(?:ALGO|PROTO))=([\w,^;:]+)", value):
+            for match in re.finditer(
+                r"\b(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))=([\w,^;:]+)", value
+            ):
                 meta_env[match.group(1)] = match.group(2)
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     runs_info: list[dict[str, Any]] = []

@@ -54,6 +54,10 @@ _META_RE = re.compile(r"^#\s(?=[A-Z])([A-Za-z0-9 /_'-]*?(?:\s*\([^)]*\))?):\s?(.
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _NTHREAD_STEP_RE = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")
+# nccl-tests -G N: each timed iteration's ops captured in a CUDA graph and replayed N times
+_GRAPH_RE = re.compile(r"\bgraph:\s*(\d+)")
+# nccl-tests -m N: N ops aggregated into one group per iteration (one launch for N ops)
+_AGG_RE = re.compile(r"\bagg iters:\s*(\d+)")
 
 _TABLE_STARTS = ("nThread", "Using devices", "Collective test", "nccl-tests version", "size ")
 _TIME_NAMES = {"time": "gpu", "cputime": "cpu"}

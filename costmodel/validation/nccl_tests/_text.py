@@ -14,10 +14,12 @@ from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _libra
 from ._findings import _Findings
 from ._launch import _LAUNCH_RE
 from ._lexer import (
+    _AGG_RE,
     _AVG_RE,
     _BLOCK_NAMES,
     _DEBUG_RE,
     _ENV_SET_RE,
+    _GRAPH_RE,
     _INT_RE,
     _MARKER_RE,
     _META_RE,
@@ -457,6 +459,25 @@ class _Parser(_Findings):
             step = _NTHREAD_STEP_RE.search(body)
             if step:
                 self.run.step = (int(step.group(1)), step.group(2))
+            graph = _GRAPH_RE.search(body)
+            if graph and int(graph.group(1)) > 0:
+                # the launch floor the model adds (one host launch per op) was fitted on eager
+                # runs only (every bundled log: graph: 0); a CUDA graph replays without it
+                self._warn(
+                    lineno,
+                    f"the run timed CUDA graphs (graph: {graph.group(1)}, nccl-tests -G): the "
+                    "model's per-op launch floor is fitted on eager launches (graph: 0), so "
+                    "small sizes, where that floor counts, may be predicted slower than they ran",
+                )
+            agg = _AGG_RE.search(body)
+            if agg and int(agg.group(1)) > 1:
+                self._warn(
+                    lineno,
+                    f"the run aggregated {agg.group(1)} ops per launch (agg iters: "
+                    f"{agg.group(1)}, nccl-tests -m): the model's per-op launch floor is fitted "
+                    "on one op per launch (agg iters: 1), so small sizes, where that floor "
+                    "counts, may be predicted slower than they ran",
+                )
             return
         rank = _RANK_RE.match(stripped)
         if rank:
