@@ -105,3 +105,29 @@ def test_ddp_buckets_on_one_rank_are_every_gradient_as_torch_allocates_them() ->
     assert params == 8 * (256 * 256 + 256)
     lay = Layout(strategy="ddp", ranks=1, grad_dtype="fp32")
     assert strategy_memory(lay, float(params)).buffers_bytes == held
+
+
+def test_fidelity_memory_of_shard_grad_op_runs_is_fsdps_not_deepspeeds() -> None:
+    """The step-fidelity memory sized FSDP SHARD_GRAD_OP runs as ``zero2``, with DeepSpeed's
+    2 GB of ipg buffers FSDP does not allocate; their step is ``fsdp`` without resharding, and
+    so is their memory now (one layout, tests/test_step_memory.py and docs/step-fidelity.md)."""
+    from costmodel.step_fidelity import SHARDING, row_layout
+    from costmodel.steps_data import pure_dp_rows
+
+    rows = pure_dp_rows()
+    sgo = rows[rows.sharding == "SHARD_GRAD_OP"]
+    assert len(sgo)
+    for r in sgo.itertuples():
+        lay = row_layout(r.sharding, int(r.gpus))
+        assert (lay.strategy, lay.reshard_after_forward) == SHARDING["SHARD_GRAD_OP"]
+        m = strategy_memory(lay, arch=r.model, sequence_length=int(r.seq))
+        assert m.buffers_bytes == 0.0  # no DeepSpeed ipg buffer
+        p = float(cm.load_arch(r.model).params)
+        assert m.gathered_bytes >= p * 2  # every unit kept gathered (bf16) to backward
+        zero2 = strategy_memory(
+            Layout(strategy="zero2", ranks=int(r.gpus), gpus_per_node=8),
+            arch=r.model,
+            sequence_length=int(r.seq),
+        )
+        assert zero2.buffers_bytes == 2e9 and m.total_bytes != zero2.total_bytes
+    assert row_layout("FULL_SHARD", 16) == Layout(strategy="fsdp", ranks=16, gpus_per_node=8)
