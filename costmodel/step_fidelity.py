@@ -99,7 +99,7 @@ def row_layout(sharding: str, gpus: int) -> Any:
 
     strategy, reshard = SHARDING[str(sharding)]
     return Layout(
-        strategy=strategy,  # type: ignore[arg-type]
+        strategy=strategy,
         ranks=int(gpus),
         gpus_per_node=8,
         **({} if reshard is None else {"reshard_after_forward": reshard}),
