@@ -79,6 +79,33 @@ SHARDING: dict[str, tuple[str, bool | None]] = {
     "FSDP2": ("fsdp", None),
 }
 
+
+def row_layout(sharding: str, gpus: int) -> Any:
+    """The :class:`~costmodel.strategy.layout.Layout` of a published run's FSDP ``sharding`` on
+    ``gpus`` GPUs (8 per node): :data:`SHARDING`'s strategy and resharding, the layout its step
+    prices, so its memory is the same layout's (tests/test_step_memory.py and the memory table
+    of docs/step-fidelity.md). SHARD_GRAD_OP is ``fsdp`` without resharding: ZeRO-3's sharded
+    state, every unit's parameters kept gathered from forward to backward (PyTorch's FSDP,
+    torch/distributed/fsdp/_runtime_utils.py ``_post_forward_reshard``: SHARD_GRAD_OP is not
+    among ``RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES``, _flat_param.py) and the units'
+    gradients in flight; not DeepSpeed's ``zero2``, whose ipg buffers
+    (:func:`costmodel.strategy.memory._zero_buffers_bytes`, 2 GB at DeepSpeed's default
+    bucket) FSDP does not allocate.
+
+    >>> row_layout("SHARD_GRAD_OP", 128).name, row_layout("FULL_SHARD", 16).name
+    ('fsdp (no reshard)', 'fsdp')
+    """
+    from .strategy.layout import Layout
+
+    strategy, reshard = SHARDING[str(sharding)]
+    return Layout(
+        strategy=strategy,
+        ranks=int(gpus),
+        gpus_per_node=8,
+        **({} if reshard is None else {"reshard_after_forward": reshard}),
+    )
+
+
 #: What makes a scaling series: every setting but the GPU count (and the batch that follows it),
 #: measured in one campaign. ``version`` (the source's commit) and ``mp_mode`` keep a base from
 #: another campaign out: llm-foundry's A100 80GB table of 2024-04 (amp_bf16 / DEFAULT) has

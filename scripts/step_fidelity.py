@@ -686,16 +686,12 @@ def main() -> None:
             f"| {pct(g['cov'].mean())} |"
         )
     from costmodel.architecture import load_arch
-    from costmodel.strategy.layout import Layout
+    from costmodel.step_fidelity import row_layout
     from costmodel.strategy.memory import strategy_memory
 
     def row_memory(r: pd.Series, loss: str) -> tuple[float, float]:
         """(predicted, as before: one fp32 logits copy + the recomputed layer) [GiB]."""
-        lay = Layout(
-            strategy="zero2" if r.sharding == "SHARD_GRAD_OP" else "fsdp",
-            ranks=int(r.gpus),
-            gpus_per_node=8,
-        )
+        lay = row_layout(str(r.sharding), int(r.gpus))  # the layout the row's step prices
         kw = {
             "sequence_length": int(r.seq),
             "micro_batch": int(r.micro_batch),

@@ -132,17 +132,25 @@ def test_the_advisor_ranks_a_cluster_objects_own_nodes_as_the_step_prices_them()
     assert two.best.ranks == 16  # a count given is the count priced
 
 
-def test_an_hsdp_group_of_one_gpu_holds_no_gathered_units() -> None:
-    """``hsdp g=1`` gathers and reduce-scatters nothing (its step's all-gathers take 0 s), yet
-    its memory held 1.41 GB of "gathered units" for an 8B count on top of the whole state."""
+def test_an_hsdp_group_of_one_gpu_holds_one_unit_not_the_prefetched_pair() -> None:
+    """``hsdp g=1`` gathers and reduce-scatters nothing (its step's all-gathers take 0 s); its
+    memory held the prefetched pair of gathered units (1.41 GB for an 8B count), then nothing.
+    FSDP2 on a shard group of one still copies each unit into its unsharded buffer (one at a
+    time: no all-gather runs ahead) and its gradients into the reduce buffer, as fsdp on one
+    rank."""
+    from costmodel.strategy.layout import largest_pair_params, largest_unit_params
+
     step = cm.strategy_step(8e9, strategy="hsdp", group_size=1, nodes=2, **FAST)
     assert step.comm_by_kind_s["all_gather"] == step.comm_by_kind_s["reduce_scatter"] == 0.0
-    assert step.memory.parts()["gathered_units_bytes"] == 0.0
+    held = largest_unit_params(8e9) * 2 + largest_pair_params(8e9) * 2  # bf16 both
+    assert step.memory.parts()["gathered_units_bytes"] == pytest.approx(held, rel=1e-12)
     # the state is ddp's (nothing sharded), less ddp's bucket copy of the gradients
     ddp = cm.strategy_memory(cm.Layout(strategy="ddp", ranks=16), 8e9)
-    assert step.memory_bytes == ddp.total_bytes - ddp.parts()["buckets_bytes"]
+    state = ddp.total_bytes - ddp.parts()["buckets_bytes"]
+    assert step.memory_bytes == pytest.approx(state + held, rel=1e-12)
     mem = cm.strategy_memory(cm.Layout(strategy="hsdp", ranks=16, group_size=1), 8e9)
-    assert mem.total_bytes == step.memory_bytes
+    one = cm.strategy_memory(cm.Layout(strategy="fsdp", ranks=1), 8e9)
+    assert mem.total_bytes == step.memory_bytes == one.total_bytes
 
 
 # -- one range per input on every surface --

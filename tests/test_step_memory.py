@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from costmodel.step_fidelity import row_layout
 from costmodel.steps_data import pure_dp_rows
 from costmodel.strategy.layout import Layout
 from costmodel.strategy.memory import strategy_memory
 
 
 def _memory(r) -> float:
-    strategy = "zero2" if r.sharding == "SHARD_GRAD_OP" else "fsdp"  # FULL_SHARD, FSDP2: fsdp
-    layout = Layout(strategy=strategy, ranks=int(r.gpus), gpus_per_node=8)
+    layout = row_layout(r.sharding, int(r.gpus))  # SHARD_GRAD_OP: fsdp without resharding
     m = strategy_memory(
         layout,
         arch=r.model,

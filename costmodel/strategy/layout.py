@@ -536,6 +536,30 @@ def largest_pair_params(params: float, arch: Any = None) -> float:
     return max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
 
 
+def largest_unit_params(params: float, arch: Any = None) -> float:
+    """Parameters of the largest one unit of :func:`wrap_units` [-]: what fsdp on one rank
+    holds gathered at a time (no prefetch allocates ahead there: :func:`costmodel.strategy.memory.
+    _fsdp_one_rank_bytes`). Equal blocks are counted, not built, as in
+    :func:`largest_pair_params`.
+
+    >>> largest_unit_params(7e9) == max(u.params for u in wrap_units(7e9))
+    True
+    >>> largest_unit_params(1e17) * 2 == largest_pair_params(1e17)
+    True
+    """
+    if arch is None:
+        import math
+
+        from ..architecture import architecture_for_params
+
+        try:
+            architecture_for_params(params)
+        except ValueError:
+            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+            return params / n
+    return max(u.params for u in wrap_units(params, arch))
+
+
 _UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}
 
 

@@ -5,7 +5,8 @@ over the ranks that shard it (all ranks; an hsdp group), plus what the strategy 
 while it communicates:
 
 ========= ==================================================================================
-ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
+ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's
+          default), at any rank count, one rank included
 zero1/2   DeepSpeed's contiguous gradient ("ipg") buffers, allocated whole: two (double
           buffered, as ``overlap_comm`` allocates them; one with ``overlap=False``) of the
           reduce bucket's elements (``reduce_bucket_size``, 5e8 by default) in the weights'
@@ -18,12 +19,13 @@ fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the 
           gather dtype)
 ========= ==================================================================================
 
-One rank communicates nothing, so under ddp and fsdp it holds none of these (``ranks = 1``:
-the lesson's ``16 P`` for mixed-precision Adam, unchanged); nor does an hsdp group of one GPU,
-which gathers nothing (its replicas all-reduce each unit's gradient in place). ZeRO-1/2 on one
-rank hold their ipg buffers all the same: DeepSpeed allocates them in ``setup_buckets``
-whatever the data-parallel world size (:func:`_zero_buffers_bytes`), and memory says what the
-process holds.
+Memory says what the process holds, one rank included: DDP's reducer allocates its bucket copy
+whatever the world size (:func:`_ddp_buckets_bytes`), DeepSpeed its ipg buffers in
+``setup_buckets`` (:func:`_zero_buffers_bytes`), and FSDP2 on one rank copies each unit into an
+unsharded buffer though it gathers nothing (one unit at a time, no prefetched neighbour:
+:func:`_fsdp_one_rank_bytes`). So ``ddp`` on one rank is ``16 P + 2 P`` for mixed-precision
+Adam; the lesson's ``16 P`` (:func:`costmodel.memory.training_memory`, unchanged) is a process
+without DDP. An hsdp group of one GPU is FSDP2 on a shard group of one, alike.
 
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
@@ -478,15 +480,17 @@ def _strategy_memory(
         # gradient dtype's bytes (the step cuts its reduce-scatters at cap bytes of them)
         elements = lay.bucket_cap(grad_b) / grad_b
         buffers = _zero_buffers_bytes(elements, r.weight_bytes, overlap)
-    elif lay.ranks == 1:
-        pass  # one rank: no collective, no bucket, nothing gathered
-    elif lay.shard_group == 1 and lay.strategy == "hsdp":
-        # an hsdp group of one GPU holds its whole unit already: the step gathers nothing and
-        # reduce-scatters nothing (it all-reduces each unit's gradient in place, across the
-        # replicas), so no gathered copy is held, as one rank holds none
-        pass
     elif lay.strategy == "ddp":
-        buffers = p * grad_b
+        # at any rank count, one included: DDP's reducer allocates its flat buckets whatever
+        # the world size (_ddp_buckets_bytes)
+        buffers = _ddp_buckets_bytes(p, grad_b)
+    elif lay.shard_group == 1:
+        # fsdp on one rank, an hsdp group of one GPU: FSDP2 all-gathers nothing but still
+        # copies each unit into its unsharded buffer and its gradients into the reduce buffer
+        # (_fsdp_one_rank_bytes)
+        gathered = _fsdp_one_rank_bytes(
+            _largest_unit(p, arch), _largest_pair(p, arch), p, lay, grad_b
+        )
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
@@ -502,6 +506,65 @@ def _strategy_memory(
         float(cuda_context_bytes),
         float(fragmentation),
     )
+
+
+def _ddp_buckets_bytes(params: float, grad_bytes: float) -> float:
+    r"""DDP's bucket copy of the gradients [B]: ``B = P g``, every gradient once more in the
+    reduction dtype ``g`` (the layout's ``grad_dtype``, else the recipe's), at any rank count,
+    one rank included.
+
+    From PyTorch's source (pytorch/pytorch, v2.13.0): ``DistributedDataParallel.__init__``
+    (torch/nn/parallel/distributed.py) builds its ``Reducer`` through ``_ddp_init_helper``
+    with no test of the world size, and ``Reducer::initialize_buckets``
+    (torch/csrc/distributed/c10d/reducer.cpp) allocates each bucket's flat ``gradients``
+    tensor (``at::empty({bucketSize}, options)``, "Allocate the bucket's flattened `gradients`
+    tensor") whatever the world size: its buckets together hold every parameter's gradient.
+    With ``gradient_as_bucket_view=False`` (PyTorch's default) each ``param.grad`` is a tensor
+    of its own and the bucket a copy of it; ``gradient_as_bucket_view=True`` makes the grads
+    views into the buckets, which removes the copy (the layout has no such option: memory
+    counts the default). Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
+    ``Linear(1024, 1024)`` model's ``_get_ddp_logging_data()["bucket_sizes"]`` sum to
+    33,587,200 B, its 8,396,800 fp32 gradients' bytes (tests/test_qa_pass46.py checks it).
+    So ``ddp`` on one rank is a DDP-wrapped process and holds the copy; the lesson's
+    ``16 P`` (:func:`costmodel.memory.training_memory`) is a process without DDP.
+
+    >>> _ddp_buckets_bytes(7e9, 2.0) / 1e9
+    14.0
+    """
+    return float(params) * float(grad_bytes)
+
+
+def _fsdp_one_rank_bytes(
+    unit: float, pair: float, params: float, layout: Layout, grad_bytes: float
+) -> float:
+    r"""What fsdp on one rank (and an hsdp group of one GPU) holds beside its whole state [B]:
+    ``U w + U_2 g`` with
+    resharding, ``P w + U_2 g`` without (``U`` the largest unit's parameters, ``U_2`` the
+    largest two neighbouring units', ``w`` the gather dtype's bytes, ``g`` the gradient
+    dtype's); more ranks hold ``U_2 w + U_2 g`` (the prefetched neighbour too).
+
+    From PyTorch's source (v2.13.0), FSDP2's ``fully_shard``
+    (torch/distributed/fsdp/_fully_shard/): with a world size of 1,
+    ``FSDPParamGroup.unshard`` (_fsdp_param_group.py) runs no all-gather and allocates
+    nothing, so a prefetch holds nothing ahead; ``wait_for_unshard`` then allocates each
+    parameter's unsharded buffer (``init_all_gather_outputs``, ``alloc_storage``) and copies
+    the sharded parameter into it (``tensor.copy_(all_gather_input)``), and ``reshard``
+    frees it after the unit's forward (and backward); ``foreach_reduce``
+    (_fsdp_collectives.py) copies the unit's gradients into ``reduce_scatter_input`` and
+    that into ``reduce_output`` ("For single GPU, just copy the input to output"; hsdp then
+    all-reduces ``reduce_output`` across its replicas), overlapping the next unit's backward
+    as with more ranks. The world size tested is the all-gather group's, the shard group. So the gathered parameters are one unit's,
+    not two; the gradients in flight are counted as on more ranks. FSDP1
+    (``FullyShardedDataParallel``) switches to ``NO_SHARD`` on one rank
+    (_init_utils.py: "FSDP is switching to use `NO_SHARD` ... since the world size is 1") and
+    holds no gathered copy; the fsdp step is FSDP2's (costmodel/strategy/fsdp.py).
+
+    >>> from .layout import Layout
+    >>> _fsdp_one_rank_bytes(2e8, 5e8, 8e9, Layout(strategy="fsdp", ranks=1), 4.0) / 1e9
+    2.4
+    """
+    gathered_params = unit if layout.reshards else float(params)
+    return gathered_params * layout.param_bytes + pair * float(grad_bytes)
 
 
 def _zero_buffers_bytes(bucket_elements: float, weight_bytes: float, overlap: bool = True) -> float:
@@ -585,8 +648,8 @@ def stage_memory(
     These are the :class:`~.layout.Layout` fields ``costmodel step --strategy`` sets, so
     ``costmodel memory --strategy hsdp --group-size 8`` and the step size one layout.
 
-    >>> round(stage_memory(0, 1, 7e9).total_bytes / 1e9)        # lesson: 16 B x 7B, one GPU
-    112
+    >>> round(stage_memory(0, 1, 7e9).total_bytes / 1e9)        # 16 B x 7B + the bucket copy
+    126
     >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
     14
     >>> m = stage_memory(3, 64, 7e9, strategy="hsdp", group_size=8)
@@ -691,14 +754,14 @@ def stage_buffers_bytes(
     """What :func:`stage_memory` adds to the lesson's state for bare parameter counts [B],
     elementwise over arrays of ``ranks`` and ``params`` (the memory sweep's rows): the buckets
     and gathered units, which depend on the count and not on the rank count above one rank, so
-    each distinct count is sized once (by :func:`stage_memory` itself, at one of the rank
-    counts above one) and one rank gets 0, except under ZeRO-1/2, whose ipg buffers one rank
-    holds too (:func:`_zero_buffers_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
+    each distinct count is sized once for one rank and once above one (by :func:`stage_memory`
+    itself: ddp's bucket copy and ZeRO-1/2's ipg buffers are the same on one rank, fsdp's one
+    gathered unit less, :func:`_fsdp_one_rank_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
     (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``), valid at
     every rank count of ``ranks`` (:func:`memory_layout`).
 
     >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]
-    [0, 14]
+    [14, 14]
     >>> [round(b / 1e9) for b in stage_buffers_bytes(1, [1, 8], [7e9, 7e9])]
     [2, 2]
     """
@@ -707,24 +770,21 @@ def stage_buffers_bytes(
     p = np.asarray(params, dtype=float)
     n = np.asarray(ranks)
     p, n = np.broadcast_arrays(p, n)
-    held = n > 1
-    if zero_stage in (1, 2):  # zero1/zero2: the same ipg buffers at every rank count, one too
-        held = np.ones(n.shape, dtype=bool)
-    many = n[held]
-    if not many.size:
-        return np.zeros(p.shape)
-    at = int(many.ravel()[0])  # any rank count that holds them: they do not depend on it
-    values, index = np.unique(p, return_inverse=True)
-    extra = np.array(
-        [
-            (lambda m: m.gathered_bytes + m.buffers_bytes)(
-                stage_memory(zero_stage, at, float(v), recipe=recipe, **layout)
-            )
-            for v in values
-        ],
-        dtype=float,
-    )
-    return np.where(held, extra[index.reshape(p.shape)], 0.0)
+    one = n == 1
+    out = np.zeros(p.shape)
+
+    def extra(at: int, v: float) -> float:
+        m = stage_memory(zero_stage, at, v, recipe=recipe, **layout)
+        return float(m.gathered_bytes + m.buffers_bytes)
+
+    # one rank, then any rank count above one (the buffers do not depend on which)
+    for mask in (one, ~one):
+        if not mask.any():
+            continue
+        at = int(n[mask].ravel()[0])
+        values, index = np.unique(p[mask], return_inverse=True)
+        out[mask] = np.array([extra(at, float(v)) for v in values], dtype=float)[index.ravel()]
+    return out
 
 
 def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: Any) -> float:
@@ -737,9 +797,9 @@ def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: A
     whole); 0 when not even one parameter fits. ``kw`` as for :func:`strategy_memory` (no
     ``arch``: the count is the unknown).
 
-    >>> round(stage_max_params(80e9, 0, 1) / 1e9, 6)            # lesson: 80 GB / 16 B
-    5.0
-    >>> stage_max_params(20.0, 0, 1)                            # 16 B a parameter: one, not 1.25
+    >>> round(stage_max_params(80e9, 0, 1) / 1e9, 6)            # ddp: 80 GB / (16 + 2) B
+    4.444444
+    >>> stage_max_params(20.0, 0, 1)                            # 18 B a parameter: one, not 1.1
     1.0
     """
 
@@ -760,8 +820,8 @@ def layout_max_params(capacity_bytes: float, layout: Layout, **kw: Any) -> float
     ``max_params``. ``kw`` as for :func:`strategy_memory` (no ``arch``).
 
     >>> from .layout import Layout
-    >>> round(layout_max_params(80e9, Layout(strategy="ddp", ranks=1)) / 1e9, 6)
-    5.0
+    >>> round(layout_max_params(80e9, Layout(strategy="ddp", ranks=1)) / 1e9, 6)  # 80 GB / 18 B
+    4.444444
     """
 
     def total(p: float) -> float:
@@ -871,6 +931,13 @@ def stage_min_ranks(
 
 
 _PAIRS: dict[tuple[Any, ...], tuple[Any, float]] = {}
+
+
+def _largest_unit(p: float, arch: Any) -> float:
+    """Parameters of the largest one wrap unit (fsdp on one rank gathers one at a time)."""
+    from .layout import largest_unit_params
+
+    return float(largest_unit_params(p, arch))
 
 
 def _largest_pair(p: float, arch: Any) -> float:

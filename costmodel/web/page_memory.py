@@ -872,13 +872,10 @@ def render() -> None:
             + (" + activations" if inp["activation"] is not None else "")  # none when left out
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
-            + (
-                "no communication buffer (one rank communicates nothing: no buckets, no gathered units)."
-                if int(inp["ranks"]) == 1 and stage not in (1, 2)
-                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
-                # DeepSpeed allocates ZeRO-1/2's ipg buffers whatever the world size
-                + (", allocated on one rank too." if int(inp["ranks"]) == 1 else ".")
-            )
+            + f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
+            # DDP's reducer, DeepSpeed's ipg buffers and FSDP2's unit copies are allocated
+            # whatever the world size (costmodel.strategy.memory)
+            + (", allocated on one rank too." if int(inp["ranks"]) == 1 else ".")
         )
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
