@@ -585,6 +585,9 @@ NOT_OURS = {
     "errors": "pydantic's ValidationError.errors() (ScenarioError)",
     "model_dump": "pydantic's BaseModel.model_dump() (ScenarioResult)",
     "f": "a predictor's shape, written as a function f (docs/CONTRACTS.md)",
+    "int64": "numpy's (docs/CONTRACTS.md: a numpy scalar read as a Python number)",
+    "asarray": "numpy's (docs/CONTRACTS.md: an API input converted to an array)",
+    "timedelta64": "numpy's (docs/CONTRACTS.md: a numpy duration refused)",
 }
 
 

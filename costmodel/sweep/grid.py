@@ -442,7 +442,7 @@ def _axis_hint(kind: str, key: str) -> str:
     >>> _axis_hint("collective", "colour")
     ''
     >>> _axis_hint("step", "bandwidth")
-    ' (a step sweep prices a preset (`costmodel step --cluster`): its links give the bandwidth)'
+    ' (a step sweep prices a cluster preset: its links give the bandwidth)'
     >>> _axis_hint("collective", "kind")[:30]
     " (the sweep's kind is no axis:"
     """
