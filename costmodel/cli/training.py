@@ -2962,6 +2962,12 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+        if measured is not None:  # the changes' % are against a step the table does not show
+            typer.echo(
+                "  (the steps above are predicted, each % against this setup's predicted step "
+                f"{units.format_duration(fa.base.step_time_s)}, not the measured --step-time "
+                f"{units.format_duration(measured)})"
+            )
     from ..training import SECONDS_PER_DAY
 
     unit = units.elapsed_unit(cost.wall_s)  # the band in the wall clock's unit
