@@ -3,7 +3,7 @@ a measured step, and what scenario --vs may change."""
 
 import json
 
-from tests._cli import run
+from tests._cli import one_line_error, run
 
 # Llama-3.1-70B under ZeRO-1 on 64 H100s does not fit: train lists the changes that make it fit
 TRAIN_70B = ("train", "--arch", "llama-3.1-70b", "--tokens", "2T", "--nodes", "8", "--zero", "1")
@@ -44,3 +44,84 @@ def test_train_without_step_time_fit_text_unchanged():
     r = run(*TRAIN_70B)
     assert r.exit_code == 0, r.stderr
     assert "not the measured --step-time" not in r.stdout
+
+
+# --- scenario --tokens-per-gpu --vs seq: B keeps the tokens per GPU, as the sweep's rows ------
+
+SC = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--zero", "1")
+
+
+def _sides(*args: str) -> tuple[dict, dict, dict]:
+    r = run(*SC, *args, "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    return d["a"], d["b"], d
+
+
+def _micro(side: dict) -> int:
+    return int(side["scenario"]["local_batch"])
+
+
+def _sweep_step(*sets: str) -> list[dict]:
+    r = run(
+        "sweep", "--no-progress", "--kind", "step", "--set", "preset=dgx-h100",
+        "--set", "arch=llama-3.1-8b", "--set", "nodes=2", "--set", "strategy=zero1", *sets,
+        "--json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_tokens_per_gpu_vs_seq_keeps_the_tokens_per_gpu():
+    """8Ki tokens per GPU at seq 4096 is micro-batch 2; B at seq 8Ki is micro-batch 1, still
+    8Ki tokens per GPU (it kept micro-batch 2: 16Ki tokens, a setup not asked for)."""
+    a, b, d = _sides("--tokens-per-gpu", "8Ki", "--vs", "seq=8Ki")
+    assert _micro(a) == 2 and _micro(b) == 1
+    assert a["tokens_per_step"] == b["tokens_per_step"]  # 16 GPUs x 8Ki tokens each side
+    assert d["b_solved"] == {
+        "from": "--tokens-per-gpu",
+        "tokens_per_gpu": 8192,
+        "local_batch": 1,
+        "accumulation": 1,
+    }
+
+
+def test_tokens_per_gpu_vs_seq_is_the_sweeps_row():
+    """One road: the step sweep's tokens_per_gpu x sequence_length row is B's step."""
+    _, b, _ = _sides("--tokens-per-gpu", "8Ki", "--vs", "seq=8Ki")
+    (row,) = _sweep_step("--set", "tokens_per_gpu=8Ki", "--set", "sequence_length=8Ki")
+    assert row["micro_batch"] == _micro(b)
+    assert row["step_time_s"] == b["step_time_s"]
+
+
+def test_tokens_per_gpu_vs_seq_says_so_in_bs_header():
+    r = run(*SC, "--tokens-per-gpu", "8Ki", "--vs", "seq=8Ki")
+    assert r.exit_code == 0, r.stderr
+    b_line = next(ln for ln in r.stdout.splitlines() if ln.startswith("B: "))
+    assert "micro-batch 1 solved from --tokens-per-gpu" in b_line
+
+
+def test_tokens_per_gpu_vs_micro_batch_sets_bs_micro_batch():
+    """--vs micro_batch names B's micro-batch: taken as typed, nothing solved."""
+    a, b, d = _sides("--tokens-per-gpu", "8Ki", "--vs", "seq=8Ki,micro_batch=3")
+    assert _micro(a) == 2 and _micro(b) == 3 and d["b_solved"] is None
+
+
+def test_tokens_per_gpu_vs_nodes_keeps_the_micro_batch():
+    a, b, d = _sides("--tokens-per-gpu", "8Ki", "--vs", "nodes=4")
+    assert _micro(a) == _micro(b) == 2 and d["b_solved"] is None
+
+
+def test_tokens_per_gpu_vs_seq_not_dividing_is_one_line():
+    r = run(*SC, "--tokens-per-gpu", "8Ki", "--vs", "seq=3000")
+    line = one_line_error(r, "--tokens-per-gpu", "8192", "3000")
+    assert "--vs" in line
+
+
+def test_tokens_per_gpu_and_global_tokens_vs_seq_keep_both():
+    """With --global-tokens too, B's micro-batch is the tokens per GPU at B's sequence and its
+    accumulation is solved from A's tokens per step."""
+    a, b, d = _sides("--tokens-per-gpu", "8Ki", "--global-tokens", "1Mi", "--vs", "seq=8Ki")
+    assert (_micro(a), a["scenario"]["accumulation"]) == (2, 8)
+    assert (_micro(b), b["scenario"]["accumulation"]) == (1, 8)
+    assert a["tokens_per_step"] == b["tokens_per_step"] == 2**20

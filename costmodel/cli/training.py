@@ -2174,6 +2174,27 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     return b.with_changes({"local_batch": m, "accumulation": n})
 
 
+def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str) -> Any:
+    """B of ``scenario --tokens-per-gpu X --vs ...`` at A's tokens per GPU: B's micro-batch is X
+    / B's sequence (:func:`costmodel.strategy.compute.micro_batch_of_tokens`, A's road and the
+    step sweep's ``tokens_per_gpu`` row), so ``--vs seq`` keeps the tokens per GPU as ``--vs
+    nodes`` does (the micro-batch carried over would change them). ``--vs micro_batch`` names
+    B's micro-batch and is taken as typed. B unchanged without --tokens-per-gpu; a sequence
+    that does not divide the tokens is refused in one line naming both."""
+    if o.get("tokens_per_gpu") is None:
+        return b
+    from ..scenario import _parse_changes
+    from ..strategy.compute import micro_batch_of_tokens
+
+    if "local_batch" in set(_parse_changes(vs)):
+        return b
+    tok = _tokens(o["tokens_per_gpu"], "--tokens-per-gpu")
+    local = micro_batch_of_tokens(
+        tok, int(b.sequence_length), names=("--tokens-per-gpu", "--vs seq", "--vs micro_batch")
+    )
+    return b if local == int(b.local_batch) else b.with_changes({"local_batch": local})
+
+
 def _b_solved(global_tokens: str | None, b: Any) -> dict[str, Any] | None:
     """What ``scenario --vs`` solved for B rather than took as typed, JSON-ready: with
     --global-tokens, B's micro-batch (``local_batch``, Scenario's name) and ``accumulation``
@@ -2372,6 +2393,13 @@ def scenario(
         else None
     )
     said_vs = vs or ""
+    from_tokens = None  # B's micro-batch re-solved from --tokens-per-gpu at B's sequence
+    if b is not None and tokens_per_gpu is not None:
+        b_tok = _on_side_b(lambda: _b_at_tokens_per_gpu(opts, b, said_vs), said_vs)
+        if b_tok is not b:
+            b, from_tokens = b_tok, _tokens(tokens_per_gpu, "--tokens-per-gpu")
+            if global_tokens is None:
+                said_vs += f"; micro-batch {b.local_batch:,} solved from --tokens-per-gpu"
     if b is not None and global_tokens is not None:  # B at A's global batch in tokens
         b = _b_at_global_tokens(opts, b, said_vs)
         said_vs += (
@@ -2412,7 +2440,17 @@ def scenario(
                 b=other,
                 changes=vs,
                 b_changes=b.changes_from(a),  # type: ignore[union-attr]
-                b_solved=_b_solved(global_tokens, other),
+                b_solved=_b_solved(global_tokens, other)
+                or (
+                    None
+                    if from_tokens is None
+                    else {
+                        "from": "--tokens-per-gpu",
+                        "tokens_per_gpu": int(from_tokens),
+                        "local_batch": int(other.scenario.local_batch),
+                        "accumulation": int(other.scenario.accumulation),
+                    }
+                ),
                 comparison=result.compare(other),
             )
             data["faster_step"] = decide_scenarios(result, other).as_dict()
