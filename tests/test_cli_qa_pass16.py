@@ -125,3 +125,38 @@ def test_tokens_per_gpu_and_global_tokens_vs_seq_keep_both():
     assert (_micro(a), a["scenario"]["accumulation"]) == (2, 8)
     assert (_micro(b), b["scenario"]["accumulation"]) == (1, 8)
     assert a["tokens_per_step"] == b["tokens_per_step"] == 2**20
+
+
+# --- step --ranks on a cluster: the nodes that give those GPUs, as train and scenario say ------
+
+
+def test_step_cluster_with_ranks_names_the_nodes():
+    """64 H100s typed as --ranks 64 beside --cluster: the refusal says --nodes 8 (train and
+    scenario say it for their --ranks), not only that the two do not go together."""
+    r = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64")
+    one_line_error(r, "--ranks", "--nodes 8", "dgx-h100", "--bandwidth")
+
+
+def test_step_ranks_alone_names_the_nodes_of_the_default_cluster():
+    r = run("step", "--arch", "llama-3.1-8b", "--ranks", "64")
+    one_line_error(r, "--bandwidth", "--nodes 8", "dgx-h100")
+
+
+def test_step_cluster_with_ranks_not_whole_nodes():
+    r = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "12")
+    line = one_line_error(r, "--ranks", "12", "--gpus-per-node")
+    assert "--nodes 8" not in line
+
+
+def test_step_cluster_with_ranks_and_bandwidth_still_refused():
+    r = run(
+        "step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64",
+        "--bandwidth", "50GB/s",
+    )  # fmt: skip
+    one_line_error(r, "--cluster", "--bandwidth")
+
+
+def test_step_nodes_is_the_answer_the_refusal_names():
+    """The --nodes 8 the refusal offers is 64 GPUs."""
+    r = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "8", "--json")
+    assert json.loads(r.stdout)["ranks"] == 64

@@ -1317,6 +1317,12 @@ def step(
 
         cluster = str(Scenario.model_fields["cluster"].default)
     if cluster is not None:
+        if ranks is not None and bandwidth is None:  # a GPU count typed for the preset
+            as_nodes = _ranks_as_nodes(ranks, cluster)
+            raise ValueError(
+                f"--ranks: with --cluster the GPUs are --nodes of the preset ({as_nodes}); "
+                "--ranks is the one-link step's, with --bandwidth"
+            )
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
         _refuse_activation_only(arch, loss, flash)  # the one-link step refuses them below
@@ -1435,10 +1441,17 @@ def step(
         comm_contention=c_,
     )
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
+        from ..scenario import Scenario
+
+        on_preset = (  # --ranks alone: that many GPUs of the default cluster, as --nodes
+            ""
+            if ranks is None
+            else f": {_ranks_as_nodes(ranks, str(Scenario.model_fields['cluster'].default))}"
+        )
         raise ValueError(
             f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
             "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
-            "NAME (every strategy on a preset)"
+            f"NAME (every strategy on a preset{on_preset})"
         )
     if compute_time is not None:
         bare_seconds_warning("--compute-time", compute_time)
@@ -2172,6 +2185,25 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     ranks = int(b._validated_cluster().ranks)
     m, n = _split_global_tokens(total, int(b.sequence_length), ranks, local, acc, side="B's ")
     return b.with_changes({"local_batch": m, "accumulation": n})
+
+
+def _ranks_as_nodes(ranks: int, cluster: str) -> str:
+    """``ranks`` GPUs of the preset ``cluster`` in the options that count them there: ``64 GPUs
+    of dgx-h100 are --nodes 8``, or, not whole nodes, --nodes with a --gpus-per-node slice
+    (``step --cluster`` counts nodes, as train and scenario do; ``--ranks`` is the one-link
+    step's). The preset unknown: how nodes count, without a number."""
+    from .. import presets
+
+    try:
+        gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
+    except ValueError:
+        return "--nodes N of its GPUs per node, --gpus-per-node for a slice"
+    if ranks % gpn == 0:
+        return f"{ranks} GPUs of {cluster} are --nodes {ranks // gpn}"
+    return (
+        f"{ranks} GPUs are no whole number of {cluster}'s {gpn}-GPU nodes: --nodes N with "
+        f"--gpus-per-node G, N x G GPUs"
+    )
 
 
 def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str) -> Any:
