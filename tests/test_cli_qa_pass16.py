@@ -3,6 +3,8 @@ a measured step, and what scenario --vs may change."""
 
 import json
 
+import pytest
+
 from tests._cli import one_line_error, run
 
 # Llama-3.1-70B under ZeRO-1 on 64 H100s does not fit: train lists the changes that make it fit
@@ -160,3 +162,27 @@ def test_step_nodes_is_the_answer_the_refusal_names():
     """The --nodes 8 the refusal offers is 64 GPUs."""
     r = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "8", "--json")
     assert json.loads(r.stdout)["ranks"] == 64
+
+
+# --- scenario --vs with a scenario option that is no field of B: what gives B's value ---------
+
+
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        ("price=lambda-b200-on-demand", ["--vs price", "--price-b"]),
+        ("price-b=lambda-b200-on-demand", ["--vs price_b", "--price-b"]),
+        ("usd_per_gpu_hour=3", ["--vs usd_per_gpu_hour", "--usd-per-gpu-hour-b"]),
+        ("tokens=2T", ["--vs tokens", "--tokens", "both sides"]),
+        ("global_tokens=8Mi", ["--vs global_tokens", "--global-tokens", "--vs micro_batch"]),
+        ("tokens_per_gpu=8Ki", ["--vs tokens_per_gpu", "--tokens-per-gpu", "--vs micro_batch"]),
+    ],
+)
+def test_vs_scenario_option_names_what_sets_bs_value(change, fragments):
+    r = run(*SC, "--tokens", "2T", "--price", "aws-p5-on-demand", "--vs", f"nodes=4,{change}")
+    line = one_line_error(r, *fragments)
+    assert "unknown field" not in line
+
+
+def test_vs_real_unknown_field_still_lists_the_fields():
+    one_line_error(run(*SC, "--vs", "nodez=4"), "unknown field nodez", "allowed:")

@@ -2187,6 +2187,31 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     return b.with_changes({"local_batch": m, "accumulation": n})
 
 
+#: scenario's options that are no field of B's configuration, so no --vs key: what sets B's
+#: value instead (the bare "unknown field" listed B's fields, never these options)
+VS_RUN_OPTIONS = {
+    "price": "B's price is --price-b (default: A's price on A's GPU; on another GPU a preset "
+    "for B's GPU)",
+    "price_b": "an option of its own: --price-b NAME",
+    "usd_per_gpu_hour": "B's price is --usd-per-gpu-hour-b",
+    "usd_per_gpu_hour_b": "an option of its own: --usd-per-gpu-hour-b USD",
+    "tokens": "--tokens trains both sides on the same tokens",
+    "global_tokens": "B's batch in tokens per step is A's --global-tokens, its micro-batch and "
+    "accumulation solved on B's GPUs; --vs micro_batch or accumulation sets B's batch",
+    "tokens_per_gpu": "B keeps A's --tokens-per-gpu (its micro-batch solved at B's --vs seq); "
+    "--vs micro_batch sets B's micro-batch (tokens per GPU = micro_batch x seq)",
+}
+
+
+def _refuse_vs_run_options(vs: str) -> None:
+    """Refuse a ``--vs`` key that is one of scenario's own options rather than a field of B
+    (:data:`VS_RUN_OPTIONS`), naming what sets B's value; other keys go to the Scenario."""
+    for part in vs.split(","):
+        key = part.partition("=")[0].strip().replace("-", "_")
+        if key in VS_RUN_OPTIONS:
+            raise ValueError(f"--vs {key}: no field of B's configuration; {VS_RUN_OPTIONS[key]}")
+
+
 def _ranks_as_nodes(ranks: int, cluster: str) -> str:
     """``ranks`` GPUs of the preset ``cluster`` in the options that count them there: ``64 GPUs
     of dgx-h100 are --nodes 8``, or, not whole nodes, --nodes with a --gpus-per-node slice
@@ -2418,6 +2443,8 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     opts = locals()
+    if vs is not None:
+        _refuse_vs_run_options(vs)
     a = _scenario_from_options(opts)
     b = (  # a change typed with no unit: the API's warning, said as --vs's
         _on_side_b(lambda: relay_bare_number_warnings("--vs", lambda: a.with_changes(vs)), vs)
