@@ -186,3 +186,24 @@ def test_vs_scenario_option_names_what_sets_bs_value(change, fragments):
 
 def test_vs_real_unknown_field_still_lists_the_fields():
     one_line_error(run(*SC, "--vs", "nodez=4"), "unknown field nodez", "allowed:")
+
+
+# --- train and scenario --strategy all: one layout each; which command ranks them all --------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--nodes", "8"),
+        ("scenario", "--arch", "llama-3.1-8b", "--nodes", "8"),
+    ],
+)
+@pytest.mark.parametrize("value", ["all", "ALL"])
+def test_strategy_all_on_train_and_scenario_names_step_strategy_all(argv, value):
+    r = run(*argv, "--strategy", value)
+    one_line_error(r, "--strategy", "costmodel step --strategy all", "ddp, zero1, zero2, fsdp")
+
+
+def test_vs_strategy_all_names_step_strategy_all():
+    r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--vs", "strategy=all")
+    one_line_error(r, "strategy", "costmodel step --strategy all")

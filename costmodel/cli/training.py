@@ -2205,11 +2205,27 @@ VS_RUN_OPTIONS = {
 
 def _refuse_vs_run_options(vs: str) -> None:
     """Refuse a ``--vs`` key that is one of scenario's own options rather than a field of B
-    (:data:`VS_RUN_OPTIONS`), naming what sets B's value; other keys go to the Scenario."""
+    (:data:`VS_RUN_OPTIONS`), naming what sets B's value, and ``strategy=all``
+    (:func:`_refuse_strategy_all`); other keys go to the Scenario."""
     for part in vs.split(","):
-        key = part.partition("=")[0].strip().replace("-", "_")
+        key, _, value = part.partition("=")
+        key = key.strip().replace("-", "_")
         if key in VS_RUN_OPTIONS:
             raise ValueError(f"--vs {key}: no field of B's configuration; {VS_RUN_OPTIONS[key]}")
+        if key == "strategy":
+            _refuse_strategy_all(value, "--vs strategy")
+
+
+def _refuse_strategy_all(value: str | None, name: str) -> None:
+    """``all`` is no layout of one configuration (train, scenario and --vs price one): refused
+    naming the commands that rank every layout, ``step --strategy all`` (and the memory of
+    each: ``memory --strategy all``), with the strategies one configuration takes."""
+    if value is not None and value.strip().lower() == "all":
+        raise ValueError(
+            f"{name}: all is no strategy of one configuration: `costmodel step --strategy all` "
+            "ranks every layout (`costmodel memory --strategy all` their memory); give one: "
+            "ddp, zero1, zero2, fsdp or hsdp"
+        )
 
 
 def _ranks_as_nodes(ranks: int, cluster: str) -> str:
@@ -2276,6 +2292,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
 
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    _refuse_strategy_all(o.get("strategy"), "--strategy")
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
