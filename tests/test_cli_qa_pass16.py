@@ -207,3 +207,13 @@ def test_strategy_all_on_train_and_scenario_names_step_strategy_all(argv, value)
 def test_vs_strategy_all_names_step_strategy_all():
     r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--vs", "strategy=all")
     one_line_error(r, "strategy", "costmodel step --strategy all")
+
+
+def test_train_gpus_row_has_thousands_separators():
+    """train's GPUs row read "GPUs 1024" beside its own "x 1,024 GPUs" in the global batch row
+    and scenario's "1,024"."""
+    r = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--nodes", "128", "--zero", "3")
+    assert r.exit_code == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("GPUs "))
+    assert row.split()[-1] == "1,024"
+    assert "x 1,024 GPUs" in r.stdout

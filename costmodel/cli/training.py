@@ -3109,7 +3109,7 @@ def train(
             "compute source",
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
-        ("GPUs", str(cost.ranks)),
+        ("GPUs", f"{cost.ranks:,}"),
         ("wall clock", _elapsed_of_days(cost.wall_days) + wall_band),
         (
             "GPU-hours",
