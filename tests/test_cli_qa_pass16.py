@@ -217,3 +217,10 @@ def test_train_gpus_row_has_thousands_separators():
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("GPUs "))
     assert row.split()[-1] == "1,024"
     assert "x 1,024 GPUs" in r.stdout
+
+
+def test_step_help_ranks_says_nodes_count_the_cluster():
+    r = run("step", "--help")
+    assert r.exit_code == 0
+    text = " ".join(r.stdout.split())
+    assert "--nodes 8" in text.split("--ranks <int>", 1)[1].split("--bandwidth <str>", 1)[0]

@@ -1192,7 +1192,14 @@ def step(
     ] = None,
     nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
-    ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
+    ranks: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Ranks of the one-link step (with --bandwidth). On a --cluster the GPUs are "
+            "--nodes of it: 64 GPUs of dgx-h100 are --nodes 8.",
+        ),
+    ] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[
         str | None,
