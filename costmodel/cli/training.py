@@ -2229,9 +2229,9 @@ def _refuse_strategy_all(value: str | None, name: str) -> None:
     each: ``memory --strategy all``), with the strategies one configuration takes."""
     if value is not None and value.strip().lower() == "all":
         raise ValueError(
-            f"{name}: all is no strategy of one configuration: `costmodel step --strategy all` "
-            "ranks every layout (`costmodel memory --strategy all` their memory); give one: "
-            "ddp, zero1, zero2, fsdp or hsdp"
+            f"{name}: all is no strategy of one configuration (`costmodel step --strategy all` "
+            "ranks every layout, `costmodel memory --strategy all` their memory); allowed: "
+            "ddp, zero1, zero2, fsdp, hsdp"
         )
 
 
