@@ -224,3 +224,39 @@ def test_step_help_ranks_says_nodes_count_the_cluster():
     assert r.exit_code == 0
     text = " ".join(r.stdout.split())
     assert "--nodes 8" in text.split("--ranks <int>", 1)[1].split("--bandwidth <str>", 1)[0]
+
+
+# --- a results file whose last line is no JSON at all: not JSON, not a row cut off -------------
+
+ROW = json.dumps({"op": "all_reduce", "size_bytes": 1024, "time_s": 1e-5, "ranks": 2})
+
+
+@pytest.mark.parametrize("command", [("validate", "compare"), ("calibrate",)])
+def test_a_one_line_file_of_text_is_not_json_not_a_row_cut_off(tmp_path, command):
+    """'garbage' in results.jsonl read "holds no rows (line 1, its only row, is cut off)": a row
+    cut off by a killed job is the start of one ({...), not any text."""
+    path = tmp_path / "r.jsonl"
+    path.write_text("garbage\n")
+    extra = ("-o", str(tmp_path / "c.toml")) if command == ("calibrate",) else ()
+    line = one_line_error(run(*command, str(path), *extra), "line 1 is not JSON")
+    assert "cut off" not in line
+
+
+def test_a_last_line_of_text_after_rows_is_not_json(tmp_path):
+    """A last line that is no start of a row (a shell's 'Killed' appended) is refused as a
+    middle line is, not skipped as a row cut off."""
+    from costmodel.validation.runner import load_results
+
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{ROW}\n{ROW.replace('1024', '2048')}\nKilled\n")
+    with pytest.raises(ValueError, match=r"line 3 is not JSON$"):
+        load_results(path)
+
+
+def test_a_row_cut_off_is_still_a_warning(tmp_path):
+    from costmodel.validation.runner import load_results
+
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{ROW}\n{ROW[:20]}")
+    with pytest.warns(UserWarning, match="line 2 is cut off"):
+        assert len(load_results(path)) == 1
