@@ -1478,10 +1478,17 @@ def step(
         comm_contention=c_,
     )
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
+        from ..scenario import Scenario
+
+        on_preset = (  # --ranks alone: that many GPUs of the default cluster, as --nodes
+            ""
+            if ranks is None
+            else f": --cluster {Scenario.model_fields['cluster'].default} --ranks {ranks}"
+        )
         raise ValueError(
             f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
             "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
-            "NAME (every strategy on a preset)"
+            f"NAME (every strategy on a preset{on_preset})"
         )
     if compute_time is not None:
         bare_seconds_warning("--compute-time", compute_time)
@@ -2217,6 +2224,68 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     return b.with_changes({"local_batch": m, "accumulation": n})
 
 
+#: scenario's options that are no field of B's configuration, so no --vs key: what sets B's
+#: value instead (the bare "unknown field" listed B's fields, never these options)
+VS_RUN_OPTIONS = {
+    "price": "B's price is --price-b (default: A's price on A's GPU; on another GPU a preset "
+    "for B's GPU)",
+    "price_b": "an option of its own: --price-b NAME",
+    "usd_per_gpu_hour": "B's price is --usd-per-gpu-hour-b",
+    "usd_per_gpu_hour_b": "an option of its own: --usd-per-gpu-hour-b USD",
+    "tokens": "--tokens trains both sides on the same tokens",
+    "global_tokens": "B's batch in tokens per step is A's --global-tokens, its micro-batch and "
+    "accumulation solved on B's GPUs; --vs micro_batch or accumulation sets B's batch",
+    "tokens_per_gpu": "B keeps A's --tokens-per-gpu (its micro-batch solved at B's --vs seq); "
+    "--vs micro_batch sets B's micro-batch (tokens per GPU = micro_batch x seq)",
+}
+
+
+def _refuse_vs_run_options(vs: str) -> None:
+    """Refuse a ``--vs`` key that is one of scenario's own options rather than a field of B
+    (:data:`VS_RUN_OPTIONS`), naming what sets B's value, and ``strategy=all``
+    (:func:`_refuse_strategy_all`); other keys go to the Scenario."""
+    for part in vs.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip().replace("-", "_")
+        if key in VS_RUN_OPTIONS:
+            raise ValueError(f"--vs {key}: no field of B's configuration; {VS_RUN_OPTIONS[key]}")
+        if key == "strategy":
+            _refuse_strategy_all(value, "--vs strategy")
+
+
+def _refuse_strategy_all(value: str | None, name: str) -> None:
+    """``all`` is no layout of one configuration (train, scenario and --vs price one): refused
+    naming the commands that rank every layout, ``step --strategy all`` (and the memory of
+    each: ``memory --strategy all``), with the strategies one configuration takes."""
+    if value is not None and value.strip().lower() == "all":
+        raise ValueError(
+            f"{name}: all is no strategy of one configuration (`costmodel step --strategy all` "
+            "ranks every layout, `costmodel memory --strategy all` their memory); allowed: "
+            "ddp, zero1, zero2, fsdp, hsdp"
+        )
+
+
+def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str) -> Any:
+    """B of ``scenario --tokens-per-gpu X --vs ...`` at A's tokens per GPU: B's micro-batch is X
+    / B's sequence (:func:`costmodel.strategy.compute.micro_batch_of_tokens`, A's road and the
+    step sweep's ``tokens_per_gpu`` row), so ``--vs seq`` keeps the tokens per GPU as ``--vs
+    nodes`` does (the micro-batch carried over would change them). ``--vs micro_batch`` names
+    B's micro-batch and is taken as typed. B unchanged without --tokens-per-gpu; a sequence
+    that does not divide the tokens is refused in one line naming both."""
+    if o.get("tokens_per_gpu") is None:
+        return b
+    from ..scenario import _parse_changes
+    from ..strategy.compute import micro_batch_of_tokens
+
+    if "local_batch" in set(_parse_changes(vs)):
+        return b
+    tok = _tokens(o["tokens_per_gpu"], "--tokens-per-gpu")
+    local = micro_batch_of_tokens(
+        tok, int(b.sequence_length), names=("--tokens-per-gpu", "--vs seq", "--vs micro_batch")
+    )
+    return b if local == int(b.local_batch) else b.with_changes({"local_batch": local})
+
+
 def _b_solved(global_tokens: str | None, b: Any) -> dict[str, Any] | None:
     """What ``scenario --vs`` solved for B rather than took as typed, JSON-ready: with
     --global-tokens, B's micro-batch (``local_batch``, Scenario's name) and ``accumulation``
@@ -2250,6 +2319,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         # then takes its own); a slice of one node is --gpus-per-node's
         if o["gpus_per_node"] is not None or gpn != load_cluster(o["cluster"]).gpus_per_node:
             o["gpus_per_node"] = gpn
+    _refuse_strategy_all(o.get("strategy"), "--strategy")
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
@@ -2418,6 +2488,8 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     opts = locals()
+    if vs is not None:
+        _refuse_vs_run_options(vs)
     a = _scenario_from_options(opts)
     b = (  # a change typed with no unit: the API's warning, said as --vs's
         _on_side_b(lambda: relay_bare_number_warnings("--vs", lambda: a.with_changes(vs)), vs)
@@ -2425,6 +2497,13 @@ def scenario(
         else None
     )
     said_vs = vs or ""
+    from_tokens = None  # B's micro-batch re-solved from --tokens-per-gpu at B's sequence
+    if b is not None and tokens_per_gpu is not None:
+        b_tok = _on_side_b(lambda: _b_at_tokens_per_gpu(opts, b, said_vs), said_vs)
+        if b_tok is not b:
+            b, from_tokens = b_tok, _tokens(tokens_per_gpu, "--tokens-per-gpu")
+            if global_tokens is None:
+                said_vs += f"; micro-batch {b.local_batch:,} solved from --tokens-per-gpu"
     if b is not None and global_tokens is not None:  # B at A's global batch in tokens
         b = _b_at_global_tokens(opts, b, said_vs)
         said_vs += (
@@ -2465,7 +2544,17 @@ def scenario(
                 b=other,
                 changes=vs,
                 b_changes=b.changes_from(a),  # type: ignore[union-attr]
-                b_solved=_b_solved(global_tokens, other),
+                b_solved=_b_solved(global_tokens, other)
+                or (
+                    None
+                    if from_tokens is None
+                    else {
+                        "from": "--tokens-per-gpu",
+                        "tokens_per_gpu": int(from_tokens),
+                        "local_batch": int(other.scenario.local_batch),
+                        "accumulation": int(other.scenario.accumulation),
+                    }
+                ),
                 comparison=result.compare(other),
             )
             data["faster_step"] = decide_scenarios(result, other).as_dict()
@@ -3024,6 +3113,12 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+        if measured is not None:  # the changes' % are against a step the table does not show
+            typer.echo(
+                "  (the steps above are predicted, each % against this setup's predicted step "
+                f"{units.format_duration(fa.base.step_time_s)}, not the measured --step-time "
+                f"{units.format_duration(measured)})"
+            )
     from ..training import SECONDS_PER_DAY
 
     unit = units.elapsed_unit(cost.wall_s)  # the band in the wall clock's unit
@@ -3051,7 +3146,7 @@ def train(
             "compute source",
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
-        ("GPUs", str(cost.ranks)),
+        ("GPUs", f"{cost.ranks:,}"),
         ("wall clock", _elapsed_of_days(cost.wall_days) + wall_band),
         (
             "GPU-hours",

@@ -774,6 +774,8 @@ class FitAdvice:
             "fits": self.fits,
             "memory_bytes": self.base.memory_bytes,
             "gpu_memory_bytes": self.base.gpu_memory_bytes,
+            # the base's predicted step, each change's step_time_change is against it
+            "step_time_s": self.base.step_time_s,
             "changes": [c.as_dict(self.base) for c in self.changes],
         }
 

@@ -839,7 +839,10 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
                     f"{path}: line {number} is not JSON; the file looks like an nccl-tests "
                     "log: rename it .log or .txt (a .jsonl file is read as JSON lines results)"
                 ) from None
-            if handle.read(1):  # not the last line: the file is damaged, say where
+            # not the last line, or no start of a row ({...: text such as a shell's "Killed"
+            # appended): the file is damaged, say where; a last line that starts a row is one
+            # a killed job cut off
+            if handle.read(1) or not line.lstrip().startswith("{"):
                 raise ValueError(f"{path}: line {number} is not JSON") from None
             cut = number
             continue
