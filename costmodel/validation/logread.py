@@ -1175,6 +1175,7 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
+
     # what NCCL applied to each row's op (a list per function: allreduce:tree pins all_reduce
     # only); a value NCCL would refuse pins nothing here (validate compare says it on its rows)
     def applied(op: Any, value: Any) -> str | None:
