@@ -26,6 +26,132 @@ _ALGO_ALIASES = {
 }
 _PROTO_ALIASES = {"ll": "ll", "ll128": "ll128", "simple": "simple"}
 
+#: NCCL_ALGO / NCCL_PROTO names NCCL 2.30 accepts (its ncclAlgoStr / ncclProtoStr tables,
+#: src/init.cc), lower case: NCCL compares them case-insensitively (strcasecmp in parseList)
+NCCL_ALGO_NAMES = frozenset(
+    {"ring", "tree", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"}
+)
+NCCL_PROTO_NAMES = frozenset({"ll", "ll128", "simple"})
+
+#: NCCL's function for each op, as the per-function lists of NCCL_ALGO / NCCL_PROTO name them
+#: (its ncclFuncStr table, src/init.cc: Broadcast, Reduce, AllGather, ReduceScatter,
+#: AllReduce; lower case, compared case-insensitively). all_to_all, sendrecv and the other
+#: peer-to-peer ops are no function of that table: neither variable applies to them.
+NCCL_FUNCTIONS = {
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "all_gather": "allgather",
+    "reduce_scatter": "reducescatter",
+    "all_reduce": "allreduce",
+}
+
+_NCCL_LIST_FORM = (
+    "a comma list, '^' to exclude; a list per function as 'allreduce:tree', ';' between; "
+    f"functions: {', '.join(NCCL_FUNCTIONS.values())}"
+)
+
+
+def parse_nccl_list(
+    value: str, var: str = "NCCL_ALGO", *, lead: str | None = None
+) -> list[tuple[str | None, str]]:
+    """An NCCL_ALGO / NCCL_PROTO value as NCCL 2.24+ reads it: its ``(function, list)``
+    mappings in order (function None: the first list, for every function), every name checked.
+
+    NCCL's grammar (``parseList`` in src/graph/tuning.cc, which ``ncclTopoTuneModel`` calls
+    for both variables): mappings are ``;``-delimited; each is ``function:list`` or, for the
+    first only, a bare ``list`` that applies to every function; a list is comma-delimited
+    names, or ``^`` and names to exclude; function and names are case-insensitive (the
+    functions of :data:`NCCL_FUNCTIONS`, the names of :data:`NCCL_ALGO_NAMES` /
+    :data:`NCCL_PROTO_NAMES`). Empty pieces are skipped, as ``strtok_r`` skips them. NCCL
+    refuses anything else (``ncclInvalidUsage``: "Unrecognized element token", "Unrecognized
+    prefix token", "All entries except the first must have a prefix"), and so does this: a
+    ValueError naming ``var`` (or ``lead``) and the allowed names, on one line.
+
+    >>> parse_nccl_list("ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring")
+    [(None, 'ring,collnetdirect'), ('allreduce', 'tree,collnetdirect'), ('broadcast', 'ring')]
+    >>> parse_nccl_list("LL,Simple;allreduce:^LL", "NCCL_PROTO")
+    [(None, 'LL,Simple'), ('allreduce', '^LL')]
+    >>> parse_nccl_list("allreduce:tree;ring")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: NCCL_ALGO: 'allreduce:tree;ring' is not an NCCL_ALGO value (only the first list may lack a function: 'ring'); allowed: ...
+    """
+    if var not in ("NCCL_ALGO", "NCCL_PROTO"):
+        raise ValueError(f"var: {var!r} is not known; allowed: NCCL_ALGO, NCCL_PROTO")
+    known = NCCL_ALGO_NAMES if var == "NCCL_ALGO" else NCCL_PROTO_NAMES
+    text = str(value)
+
+    def refuse(why: str) -> ValueError:
+        return ValueError(
+            f"{lead or f'{var}: {text!r}'} is not an {var} value ({why}); allowed: "
+            f"{', '.join(sorted(known))} ({_NCCL_LIST_FORM})"
+        )
+
+    out: list[tuple[str | None, str]] = []
+    for mapping in (m for m in text.split(";") if m):
+        # strtok_r(":"): the function, then the list; a third piece is never read by NCCL
+        pieces = [p for p in mapping.split(":") if p]
+        function: str | None = pieces[0] if len(pieces) > 1 else None
+        names = pieces[1] if len(pieces) > 1 else pieces[0]
+        if function is None and out:
+            raise refuse(f"only the first list may lack a function: {mapping!r}")
+        if function is not None and function.lower() not in NCCL_FUNCTIONS.values():
+            raise refuse(f"{function!r} is no NCCL function")
+        listed = [n for n in names.removeprefix("^").split(",") if n]
+        for name in listed:
+            if name.lower() not in known:
+                raise refuse(f"{name!r} is not a name NCCL knows")
+        if not listed and not names.startswith("^"):
+            raise refuse(f"{mapping!r} enables nothing, so every call would fail")
+        out.append((None if function is None else function.lower(), names))
+    if not out:
+        raise refuse("it names nothing")
+    return out
+
+
+def nccl_list_for(op: str, value: object, var: str = "NCCL_ALGO") -> str | None:
+    """The plain list an NCCL_ALGO / NCCL_PROTO ``value`` makes NCCL apply to ``op``, or None
+    for NCCL's own choice.
+
+    NCCL reads the mappings in order (:func:`parse_nccl_list`), each resetting the whole list
+    of the functions it names (the first, bare list: every function), so ``op``'s list is the
+    last mapping that names its function (:data:`NCCL_FUNCTIONS`), else the first bare list.
+    None when neither applies, when the list excludes nothing (``^``), when ``value`` is
+    empty or missing (None, NaN: nothing recorded), and for ops no function of NCCL's table
+    (all_to_all, sendrecv: peer-to-peer, which neither variable applies to), whose value is
+    still checked. A value without ``;`` or ``:`` comes back as it is. Units: none (names).
+    Reference: NCCL src/graph/tuning.cc ``parseList`` and its comment's examples.
+
+    >>> nccl_list_for("all_reduce", "allreduce:tree"), nccl_list_for("all_gather", "allreduce:tree")
+    ('tree', None)
+    >>> value = "ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring"
+    >>> [nccl_list_for(op, value) for op in ("all_reduce", "broadcast", "all_gather")]
+    ['tree,collnetdirect', 'ring', 'ring,collnetdirect']
+    >>> nccl_list_for("all_reduce", "^LL128;allreduce:LL128", "NCCL_PROTO")
+    'LL128'
+    >>> nccl_list_for("reduce", "Tree"), nccl_list_for("all_to_all", "Tree")
+    ('Tree', None)
+    """
+    if not isinstance(value, str):
+        try:
+            missing = value is None or bool(value != value)  # None, NaN: nothing recorded
+        except TypeError:  # pd.NA has no truth value: nothing recorded either
+            missing = True
+        if missing:
+            return None
+        value = str(value)
+    text = value.strip()
+    if not text:
+        return None
+    chosen: str | None = None
+    function = NCCL_FUNCTIONS.get(op)
+    for name, names in parse_nccl_list(text, var):
+        if name is None or name == function:
+            chosen = names
+    if function is None or chosen is None or not chosen.removeprefix("^"):
+        return None
+    return chosen
+
+
 _US = 1e-6
 _GBS = 1e9
 

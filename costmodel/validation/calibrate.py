@@ -256,21 +256,36 @@ def _fitted_name(op: str, algorithm: Any) -> str:
         return name
 
 
+def _applied(op: Any, value: Any, var: str) -> str | None:
+    """The list NCCL applied to ``op`` for a recorded NCCL_ALGO / NCCL_PROTO ``value``
+    (:func:`costmodel.nccl.names.nccl_list_for`; None: NCCL's own choice), refused on one
+    line naming the column when NCCL would refuse the value."""
+    from costmodel.nccl.names import nccl_list_for
+
+    try:
+        return nccl_list_for(str(op), value, var)
+    except ValueError as exc:
+        column = "algo_env" if var == "NCCL_ALGO" else "proto_env"
+        raise ValueError(f"{column}: {exc}") from None
+
+
 def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     env = df["algo_env"] if "algo_env" in df else None
     if "nccl_algo" in df:
         env = df["nccl_algo"] if env is None else env.where(env.notna(), df["nccl_algo"])
-    algo = (
-        env.astype(object).where(env.notna(), "ring").tolist()
-        if env is not None
-        else ["ring"] * len(df)
-    )
+    # what NCCL applied to each row's op (a list per function, NCCL 2.24+: allreduce:tree
+    # pins all_reduce and leaves all_gather to NCCL; nccl_list_for): None is NCCL's choice
+    algo = [
+        _applied(op, a, "NCCL_ALGO") or "ring"
+        for op, a in zip(df["op"], env if env is not None else [None] * len(df), strict=True)
+    ]
     df["algorithm"] = [_fitted_name(op, a) for op, a in zip(df["op"], algo, strict=True)]
     proto = df["proto_env"] if "proto_env" in df else None
-    df["protocol"] = (
-        proto.astype(object).where(proto.notna(), "auto") if proto is not None else "auto"
-    )
+    df["protocol"] = [
+        _applied(op, p, "NCCL_PROTO") or "auto"
+        for op, p in zip(df["op"], proto if proto is not None else [None] * len(df), strict=True)
+    ]
     nodes = df["nodes"] if "nodes" in df else None
     df["level"] = (
         np.where(nodes.fillna(1).astype(float) > 1, "inter", "intra")
@@ -628,13 +643,16 @@ def _segments(
     from costmodel import nccl
 
     rows = df.copy()
+    none = [None] * len(rows)
     rows["_algo"] = [
-        _pinned(v, nccl.normalize_algorithm)
-        for v in (rows["algo_env"] if "algo_env" in rows else [None] * len(rows))
+        _pinned(_applied(op, v, "NCCL_ALGO"), nccl.normalize_algorithm)
+        for op, v in zip(rows["op"], rows["algo_env"] if "algo_env" in rows else none, strict=True)
     ]
     rows["_proto"] = [
-        _pinned(v, nccl.normalize_protocol)
-        for v in (rows["proto_env"] if "proto_env" in rows else [None] * len(rows))
+        _pinned(_applied(op, v, "NCCL_PROTO"), nccl.normalize_protocol)
+        for op, v in zip(
+            rows["op"], rows["proto_env"] if "proto_env" in rows else none, strict=True
+        )
     ]
     out: dict[str, list[tuple[str, Segment]]] = {}
     keys = ["level", "op", "nodes", "gpus_per_node", "gpus_per_process", "_algo", "_proto"]

@@ -704,8 +704,34 @@ def compare(
     df.loc[lonely, "note"] = ONE_RANK_NOTE
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
-    df["_algo"] = algo.astype(object).where(algo.notna(), None)
-    df["_proto"] = proto.astype(object).where(proto.notna(), None)
+    # what NCCL applied to each row's op: a list per function (NCCL 2.24+'s NCCL_ALGO=
+    # allreduce:tree, which vLLM exports) pins all_reduce and leaves all_gather to NCCL
+    # (nccl_list_for); a value NCCL would refuse is said on its rows, which are not predicted
+    from costmodel.nccl.names import nccl_list_for
+
+    def recorded(values: pd.Series) -> list[str | None]:
+        return [
+            None if v is None or v is pd.NA or v != v else str(v) for v in values.astype(object)
+        ]
+
+    applied: dict[tuple[str, str | None, str | None], tuple[Any, Any, str | None]] = {}
+    for op, a, p in zip(df["op"].astype(str), recorded(algo), recorded(proto), strict=True):
+        if (op, a, p) not in applied:
+            try:
+                applied[op, a, p] = (
+                    nccl_list_for(op, a, "NCCL_ALGO"),
+                    nccl_list_for(op, p, "NCCL_PROTO"),
+                    None,
+                )
+            except ValueError as exc:
+                applied[op, a, p] = (None, None, " ".join(str(exc).split())[:200])
+    rows = [
+        applied[k] for k in zip(df["op"].astype(str), recorded(algo), recorded(proto), strict=True)
+    ]
+    df["_algo"] = pd.Series([r[0] for r in rows], index=df.index, dtype=object)
+    df["_proto"] = pd.Series([r[1] for r in rows], index=df.index, dtype=object)
+    refused = np.array([r[2] is not None for r in rows], dtype=bool)
+    df.loc[refused, "note"] = [r[2] for r in rows if r[2] is not None]
     # GPUs one process/thread drives (nccl-tests -g): the launch floor grows with it, so it is
     # passed to predictors that take it (costmodel.predict's launch-floor term)
     gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd.Series([1] * len(df))
@@ -726,7 +752,9 @@ def compare(
     source = df["source"] if "source" in df else pd.Series([None] * len(df), index=df.index)
     df["_harness"] = np.where(source.astype(object) == "torch", "pytorch", "nccl-tests")
     keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"]
-    for key, group in df[~(empty | untimed | lonely)].groupby(keys, dropna=False, sort=False):
+    for key, group in df[~(empty | untimed | lonely | refused)].groupby(
+        keys, dropna=False, sort=False
+    ):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
         op, ranks, group_nodes, a, p, g, nv, cn, harness = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}

@@ -1157,7 +1157,7 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     """
     import numpy as np
 
-    from costmodel.nccl.names import normalize_algorithm
+    from costmodel.nccl.names import nccl_list_for, normalize_algorithm
     from costmodel.uncertainty import ONE_MIB
 
     label = f"calibration {calibration.name}"
@@ -1175,7 +1175,17 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
-    pinned = ok["algo_env"].astype(object).tolist() if "algo_env" in ok else [None] * len(ok)
+
+    # what NCCL applied to each row's op (a list per function: allreduce:tree pins all_reduce
+    # only); a value NCCL would refuse pins nothing here (validate compare says it on its rows)
+    def applied(op: Any, value: Any) -> str | None:
+        try:
+            return nccl_list_for(str(op), value, "NCCL_ALGO")
+        except ValueError:
+            return None
+
+    recorded = ok["algo_env"].astype(object).tolist() if "algo_env" in ok else [None] * len(ok)
+    pinned = [applied(op, v) for op, v in zip(ok["op"], recorded, strict=True)]
     ranks = ok["ranks"].astype(float).tolist() if "ranks" in ok else [math.nan] * len(ok)
     unfitted: set[int] = set()  # rank counts of rows whose op and level no fit was fitted at
     for i, (op, nodes, n, algo, m) in enumerate(

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from costmodel import textfile, units
 from costmodel._checks import must_be
+from costmodel.nccl import names as _names
 from costmodel.validation.nccl_tests import (
     NcclTestsParseError,
     looks_like_nccl_tests,
@@ -279,11 +280,10 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
     raise NcclTestsMissing(f"nccl-tests binary {names[0]} not found in {where}.\n{BUILD_HINT}")
 
 
-#: NCCL_ALGO / NCCL_PROTO names NCCL 2.30 accepts (its ncclAlgoStr / ncclProtoStr tables), lower case
-NCCL_ALGO_NAMES = frozenset(
-    {"ring", "tree", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"}
-)
-NCCL_PROTO_NAMES = frozenset({"ll", "ll128", "simple"})
+#: NCCL_ALGO / NCCL_PROTO names NCCL 2.30 accepts, lower case (kept beside the grammar that reads
+#: them, :func:`costmodel.nccl.names.parse_nccl_list`)
+NCCL_ALGO_NAMES = _names.NCCL_ALGO_NAMES
+NCCL_PROTO_NAMES = _names.NCCL_PROTO_NAMES
 
 
 def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
@@ -294,11 +294,15 @@ def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
     available for function ...", so the run would only fail (``enqueue.cc``; the model's list
     of what NCCL runs per op, :func:`costmodel.nccl.availability.unavailable_reason`). None
     for NCCL's own choice, a list or an exclusion (``^tree``: NCCL picks among the rest) and
-    for all_to_all (peer-to-peer: NCCL_ALGO does not apply).
+    for all_to_all (peer-to-peer: NCCL_ALGO does not apply). A value with a list per function
+    (``allreduce:tree``) is read for ``op`` as NCCL reads it
+    (:func:`costmodel.nccl.names.nccl_list_for`): all_gather runs at NCCL's own choice there.
 
     >>> refused_by_nccl("all_gather", "Tree", None)
     'NCCL has no tree for all_gather (allowed: ring, nvls, collnet_direct, pat)'
     >>> refused_by_nccl("all_reduce", "Tree", None) is None
+    True
+    >>> refused_by_nccl("all_gather", "allreduce:tree", None) is None
     True
     """
     from costmodel.nccl.bandwidth import _candidates
@@ -307,7 +311,8 @@ def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
     def single(value: str | None) -> str | None:
         return value if value and "," not in value and not value.startswith("^") else None
 
-    a, p = single(algo), single(proto)
+    a = single(_names.nccl_list_for(op, algo, "NCCL_ALGO"))
+    p = single(_names.nccl_list_for(op, proto, "NCCL_PROTO"))
     if op == "all_to_all" or a is None:
         return None
     name = normalize_algorithm(a)
@@ -366,7 +371,10 @@ def inherited_env(
     not set its own (``algos`` / ``protos`` empty). It is taken as the sweep's value: exported
     to every rank, recorded in the rows (``algo_env`` / ``proto_env``, which
     ``validate compare`` predicts) and in the run key, as if given; the rows said nothing of
-    it and were compared with NCCL's own choice. A value the sweep sets wins, as it did.
+    it and were compared with NCCL's own choice. A value the sweep sets wins, as it did. A
+    list per function (NCCL 2.24+: ``allreduce:tree``, which vLLM and SGLang export) is read
+    as NCCL reads it (:func:`costmodel.nccl.names.parse_nccl_list`), each op then run and
+    compared with its own list (:func:`refused_by_nccl`, ``validate compare``).
 
     >>> inherited_env(None, None, {"NCCL_ALGO": "Tree"})[0]
     ['Tree']
@@ -374,6 +382,8 @@ def inherited_env(
     NCCL_ALGO=Tree is set in this environment and every run inherits it: the sweep runs it pinned, as with --algos Tree (recorded in its rows); unset it for NCCL's own choice
     >>> inherited_env(["Ring"], None, {"NCCL_ALGO": "Tree"})
     (['Ring'], None, [])
+    >>> inherited_env(None, None, {"NCCL_ALGO": "allreduce:tree"})[0]  # vLLM's, NCCL 2.24+
+    ['allreduce:tree']
     """
     env = os.environ if environ is None else environ
     values: dict[str, list[str | None] | None] = {
@@ -381,19 +391,18 @@ def inherited_env(
         "protos": list(protos) if protos else None,
     }
     notes = []
-    for name, var, known in (
-        ("algos", "NCCL_ALGO", NCCL_ALGO_NAMES),
-        ("protos", "NCCL_PROTO", NCCL_PROTO_NAMES),
-    ):
+    for name, var in (("algos", "NCCL_ALGO"), ("protos", "NCCL_PROTO")):
         value = (env.get(var) or "").strip()
         if values[name] or not value:
             continue
-        if not all(n.lower() in known for n in value.removeprefix("^").split(",")):
-            raise ValueError(
-                f"{var}: {value!r}, set in this environment and inherited by every run, is not "
-                f"an {var} value; allowed: {', '.join(sorted(known))} (a comma list, '^' to "
-                f"exclude); unset it, or set the sweep's own (--{name})"
+        try:  # NCCL 2.24+'s grammar: a list per function too (vLLM's NCCL_ALGO=allreduce:tree)
+            _names.parse_nccl_list(
+                value,
+                var,
+                lead=f"{var}: {value!r}, set in this environment and inherited by every run,",
             )
+        except ValueError as exc:
+            raise ValueError(f"{exc}; unset it, or set the sweep's own (--{name})") from None
         values[name] = [value]
         notes.append(
             f"{var}={value} is set in this environment and every run inherits it: the sweep "
@@ -495,19 +504,11 @@ def plan_sweep(
         raise ValueError(
             f"ops: {unknown[0]!r} has no nccl-tests binary; allowed: {', '.join(sorted(BINARIES))}"
         )
-    for name, values, known in (
-        ("algos", algos, NCCL_ALGO_NAMES),
-        ("protos", protos, NCCL_PROTO_NAMES),
-    ):
+    for name, values in (("algos", algos), ("protos", protos)):
         for choice in values or []:
-            if choice is None:
-                continue
-            names = str(choice).removeprefix("^").split(",")
-            if not all(n.lower() in known for n in names):
-                raise ValueError(
-                    f"{name}: {choice!r} is not an NCCL_{name[:-1].upper()} value; allowed: "
-                    f"{', '.join(sorted(known))} (a comma list, '^' to exclude)"
-                )
+            if choice is not None:  # NCCL's grammar (parse_nccl_list): a list per function too
+                var = f"NCCL_{name[:-1].upper()}"
+                _names.parse_nccl_list(str(choice), var, lead=f"{name}: {str(choice)!r}")
     if launcher == "local" and nodes != 1:
         raise ValueError(
             f"nodes: {nodes} nodes need `launcher` 'srun' or 'mpirun'; 'local' runs one node"
