@@ -2058,17 +2058,13 @@ def _refuse_step_only(step_time: Any, contention: Any, power_limit_w: Any) -> No
     follow them."""
     if step_time is None:
         return
-    from ._common import _ARGV
-
-    def typed(option: str) -> bool:  # --model and --sync/--no-sync have a value by default
-        return any(a == option or a.startswith(option + "=") for a in _ARGV)
-
+    # --model and --sync/--no-sync have a value by default: typed or not is the command line's
     for name, given in (
-        ("--model", typed("--model")),
+        ("--model", option_given("--model")),
         ("--contention", contention is not None),
         ("--power-limit-w", power_limit_w is not None),
-        ("--sync", typed("--sync")),
-        ("--no-sync", typed("--no-sync")),
+        ("--sync", option_given("--sync")),
+        ("--no-sync", option_given("--no-sync")),
     ):
         if given:
             raise ValueError(
