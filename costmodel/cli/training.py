@@ -1051,11 +1051,7 @@ def batch(
     if cluster is not None and ranks is not None:
         # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
         # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
-        from ..presets import cluster as load_cluster
-
-        nodes, gpn = preset_ranks(cluster, ranks, nodes, gpus_per_node)
-        if gpus_per_node is not None or gpn != load_cluster(cluster).gpus_per_node:
-            gpus_per_node = gpn
+        nodes, gpus_per_node = preset_ranks(cluster, ranks, nodes, gpus_per_node)
         ranks = None
     if cluster is not None and nodes is None:
         raise ValueError("--cluster: only with --nodes or --ranks (it gives the GPUs per node)")
@@ -2307,14 +2303,12 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     if o.get("ranks") is not None:  # the preset's nodes these ranks take, as step's and the sweep's
-        from ..presets import cluster as load_cluster
-
-        typed_nodes = o["nodes"] if option_given("--nodes") else None
-        o["nodes"], gpn = preset_ranks(o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"])
         # whole nodes leave the GPUs per node the preset's, as --nodes does (a --vs cluster=...
         # then takes its own); a slice of one node is --gpus-per-node's
-        if o["gpus_per_node"] is not None or gpn != load_cluster(o["cluster"]).gpus_per_node:
-            o["gpus_per_node"] = gpn
+        typed_nodes = o["nodes"] if option_given("--nodes") else None
+        o["nodes"], o["gpus_per_node"] = preset_ranks(
+            o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"]
+        )
     _refuse_strategy_all(o.get("strategy"), "--strategy")
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(
