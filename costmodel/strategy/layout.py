@@ -27,6 +27,7 @@ Value error, reshard_after_forward: only fsdp and hsdp reshard parameters; strat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -490,7 +491,6 @@ def wrap_units(params: float, arch: Any = None) -> tuple[WrapUnit, ...]:
         from ..architecture import load_arch
 
         return _arch_units(load_arch(arch))
-    import math
     from dataclasses import replace
 
     from ..architecture import architecture_for_params
@@ -521,17 +521,10 @@ def largest_pair_params(params: float, arch: Any = None) -> float:
     >>> largest_pair_params(7e9) == max(a.params + b.params for a, b in zip(units, units[1:]))
     True
     """
-    if arch is None:
-        import math
-
-        from ..architecture import architecture_for_params
-
-        try:
-            architecture_for_params(params)
-        except ValueError:
-            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
-            block = params / n
-            return block if n == 1 else 2 * block
+    n = _equal_blocks(params, arch)
+    if n is not None:
+        block = params / n
+        return block if n == 1 else 2 * block
     sizes = [u.params for u in wrap_units(params, arch)]
     return max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
 
@@ -547,17 +540,34 @@ def largest_unit_params(params: float, arch: Any = None) -> float:
     >>> largest_unit_params(1e17) * 2 == largest_pair_params(1e17)
     True
     """
-    if arch is None:
-        import math
-
-        from ..architecture import architecture_for_params
-
-        try:
-            architecture_for_params(params)
-        except ValueError:
-            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
-            return params / n
+    n = _equal_blocks(params, arch)
+    if n is not None:
+        return params / n
     return max(u.params for u in wrap_units(params, arch))
+
+
+def _equal_blocks(params: float, arch: Any) -> int | None:
+    """How many equal blocks :func:`wrap_units` cuts ``params`` into where it cuts no
+    architecture's units (no ``arch``, a count outside
+    :func:`~costmodel.architecture.architecture_for_params`' range): ``ceil(P /``
+    :data:`DEFAULT_BLOCK_PARAMS` ``)``, at least one; None where the units are an
+    architecture's. Counted, not built: :func:`largest_pair_params` and
+    :func:`largest_unit_params` read the block sizes from it.
+
+    >>> _equal_blocks(1e17, None) == math.ceil(1e17 / DEFAULT_BLOCK_PARAMS)
+    True
+    >>> _equal_blocks(7e9, None) is None       # an architecture's units
+    True
+    """
+    if arch is not None:
+        return None
+    from ..architecture import architecture_for_params
+
+    try:
+        architecture_for_params(params)
+    except ValueError:
+        return max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+    return None
 
 
 _UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}
