@@ -126,7 +126,9 @@ GRAD_DTYPES = ("fp32", "bf16", "fp16")
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
 # DeepSpeed's ZeRO-1/2 defaults (deepspeed/runtime/zero/config.py,
 # ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT and ..._ALLGATHER_BUCKET_SIZE_DEFAULT): reduce_bucket_size
-# = allgather_bucket_size = 5e8 elements (counted in elements, not bytes).
+# = allgather_bucket_size = 5e8 elements (counted in elements, not bytes). The model uses the
+# reduce bucket's (the reduce-scatters' cut, the ipg buffers); the parameter all-gather is one
+# collective, which allgather_bucket_size does not cut (costmodel.strategy.zero.gather_bytes).
 DEFAULT_ZERO_BUCKET_ELEMENTS = 500_000_000
 
 
