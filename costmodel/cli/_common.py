@@ -1139,7 +1139,7 @@ def option_given(option: str) -> bool:
 
 def preset_ranks(
     cluster: str, ranks: int, nodes: int | None, gpus_per_node: int | None
-) -> tuple[int, int]:
+) -> tuple[int, int | None]:
     """``--cluster NAME --ranks N`` of any command (``collective``, ``step``, ``scenario``,
     ``train``, ``batch``; ``memory``'s ``--ranks`` is any count sharding the state, as the
     memory sweep's ``ranks``): the nodes and GPUs per node [-] ``N`` ranks take on the preset, as the sweep's
@@ -1148,7 +1148,10 @@ def preset_ranks(
     refused naming ``--ranks``). A ``--nodes`` or ``--gpus-per-node`` also given (not None)
     must be that shape, else refused naming it; one that agrees is answered.
 
-    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``."""
+    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
+    The GPUs per node come back None where they are the preset's own and ``--gpus-per-node``
+    was not given: whole nodes are then read as ``--nodes`` alone reads them (a ``scenario --vs
+    cluster=...`` takes the other preset's node), a slice of one node as ``--gpus-per-node``."""
     from ..presets import cluster as load_cluster
     from ..sweep.evaluate import ranks_slice
 
@@ -1166,4 +1169,4 @@ def preset_ranks(
                 f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
                 "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
             )
-    return k, g
+    return k, (g if gpus_per_node is not None or g != base.gpus_per_node else None)

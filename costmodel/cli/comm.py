@@ -281,7 +281,7 @@ def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | Non
 
 def _cluster_ranks(
     cluster: str, ranks: str, nodes: int | None, gpus_per_node: int | None
-) -> tuple[int, int]:
+) -> tuple[int, int | None]:
     """``collective --cluster NAME --ranks N``: one rank count (``--ranks`` over one link may
     list several), read as every command reads a preset's ranks
     (:func:`costmodel.cli._common.preset_ranks`, the sweep's ``ranks`` axis)."""

@@ -863,7 +863,7 @@ def _compare_output(path: Path) -> str | None:
             pass
     try:
         with path.open("rb") as f:
-            head = f.read(65536)
+            head = f.read(_MAX_OWN_TEXT_BYTES)  # the whole of a file of the command's own text
     except OSError:
         return None
     if head.startswith(b"PAR1"):  # Parquet's magic: never a text log

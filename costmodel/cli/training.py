@@ -1051,11 +1051,7 @@ def batch(
     if cluster is not None and ranks is not None:
         # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
         # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
-        from ..presets import cluster as load_cluster
-
-        nodes, gpn = preset_ranks(cluster, ranks, nodes, gpus_per_node)
-        if gpus_per_node is not None or gpn != load_cluster(cluster).gpus_per_node:
-            gpus_per_node = gpn
+        nodes, gpus_per_node = preset_ranks(cluster, ranks, nodes, gpus_per_node)
         ranks = None
     if cluster is not None and nodes is None:
         raise ValueError("--cluster: only with --nodes or --ranks (it gives the GPUs per node)")
@@ -2058,17 +2054,13 @@ def _refuse_step_only(step_time: Any, contention: Any, power_limit_w: Any) -> No
     follow them."""
     if step_time is None:
         return
-    from ._common import _ARGV
-
-    def typed(option: str) -> bool:  # --model and --sync/--no-sync have a value by default
-        return any(a == option or a.startswith(option + "=") for a in _ARGV)
-
+    # --model and --sync/--no-sync have a value by default: typed or not is the command line's
     for name, given in (
-        ("--model", typed("--model")),
+        ("--model", option_given("--model")),
         ("--contention", contention is not None),
         ("--power-limit-w", power_limit_w is not None),
-        ("--sync", typed("--sync")),
-        ("--no-sync", typed("--no-sync")),
+        ("--sync", option_given("--sync")),
+        ("--no-sync", option_given("--no-sync")),
     ):
         if given:
             raise ValueError(
@@ -2311,14 +2303,12 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     if o.get("ranks") is not None:  # the preset's nodes these ranks take, as step's and the sweep's
-        from ..presets import cluster as load_cluster
-
-        typed_nodes = o["nodes"] if option_given("--nodes") else None
-        o["nodes"], gpn = preset_ranks(o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"])
         # whole nodes leave the GPUs per node the preset's, as --nodes does (a --vs cluster=...
         # then takes its own); a slice of one node is --gpus-per-node's
-        if o["gpus_per_node"] is not None or gpn != load_cluster(o["cluster"]).gpus_per_node:
-            o["gpus_per_node"] = gpn
+        typed_nodes = o["nodes"] if option_given("--nodes") else None
+        o["nodes"], o["gpus_per_node"] = preset_ranks(
+            o["cluster"], o["ranks"], typed_nodes, o["gpus_per_node"]
+        )
     _refuse_strategy_all(o.get("strategy"), "--strategy")
     if o["recompute"] not in RECOMPUTE_MODES:
         raise ValueError(

@@ -27,6 +27,7 @@ Value error, reshard_after_forward: only fsdp and hsdp reshard parameters; strat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -125,7 +126,9 @@ GRAD_DTYPES = ("fp32", "bf16", "fp16")
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
 # DeepSpeed's ZeRO-1/2 defaults (deepspeed/runtime/zero/config.py,
 # ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT and ..._ALLGATHER_BUCKET_SIZE_DEFAULT): reduce_bucket_size
-# = allgather_bucket_size = 5e8 elements (counted in elements, not bytes).
+# = allgather_bucket_size = 5e8 elements (counted in elements, not bytes). The model uses the
+# reduce bucket's (the reduce-scatters' cut, the ipg buffers); the parameter all-gather is one
+# collective, which allgather_bucket_size does not cut (costmodel.strategy.zero.gather_bytes).
 DEFAULT_ZERO_BUCKET_ELEMENTS = 500_000_000
 
 
@@ -490,7 +493,6 @@ def wrap_units(params: float, arch: Any = None) -> tuple[WrapUnit, ...]:
         from ..architecture import load_arch
 
         return _arch_units(load_arch(arch))
-    import math
     from dataclasses import replace
 
     from ..architecture import architecture_for_params
@@ -521,17 +523,10 @@ def largest_pair_params(params: float, arch: Any = None) -> float:
     >>> largest_pair_params(7e9) == max(a.params + b.params for a, b in zip(units, units[1:]))
     True
     """
-    if arch is None:
-        import math
-
-        from ..architecture import architecture_for_params
-
-        try:
-            architecture_for_params(params)
-        except ValueError:
-            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
-            block = params / n
-            return block if n == 1 else 2 * block
+    n = _equal_blocks(params, arch)
+    if n is not None:
+        block = params / n
+        return block if n == 1 else 2 * block
     sizes = [u.params for u in wrap_units(params, arch)]
     return max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
 
@@ -547,17 +542,34 @@ def largest_unit_params(params: float, arch: Any = None) -> float:
     >>> largest_unit_params(1e17) * 2 == largest_pair_params(1e17)
     True
     """
-    if arch is None:
-        import math
-
-        from ..architecture import architecture_for_params
-
-        try:
-            architecture_for_params(params)
-        except ValueError:
-            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
-            return params / n
+    n = _equal_blocks(params, arch)
+    if n is not None:
+        return params / n
     return max(u.params for u in wrap_units(params, arch))
+
+
+def _equal_blocks(params: float, arch: Any) -> int | None:
+    """How many equal blocks :func:`wrap_units` cuts ``params`` into where it cuts no
+    architecture's units (no ``arch``, a count outside
+    :func:`~costmodel.architecture.architecture_for_params`' range): ``ceil(P /``
+    :data:`DEFAULT_BLOCK_PARAMS` ``)``, at least one; None where the units are an
+    architecture's. Counted, not built: :func:`largest_pair_params` and
+    :func:`largest_unit_params` read the block sizes from it.
+
+    >>> _equal_blocks(1e17, None) == math.ceil(1e17 / DEFAULT_BLOCK_PARAMS)
+    True
+    >>> _equal_blocks(7e9, None) is None       # an architecture's units
+    True
+    """
+    if arch is not None:
+        return None
+    from ..architecture import architecture_for_params
+
+    try:
+        architecture_for_params(params)
+    except ValueError:
+        return max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+    return None
 
 
 _UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._limits import MAX_NODES
 from .grid import _PINNED_AXES, AXES, Grid, _combos, _numeric_axes
 from .output import BOOLEAN_COLUMNS
 
@@ -125,8 +126,9 @@ def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray
     ``gpus_per_node`` GPUs take: ``N <= G`` ranks are one node's slice of ``N`` GPUs, a multiple
     of ``G`` is ``N / G`` whole nodes; any other count has no such shape and is refused.
 
-    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
-    The one reading of a preset's rank count: the sweep's ``ranks`` axis and every command's
+    ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``;
+    more than :data:`costmodel._limits.MAX_NODES` nodes is refused naming ``ranks``, as
+    ``nodes`` past it is. The one reading of a preset's rank count: the sweep's ``ranks`` axis and every command's
     ``--cluster NAME --ranks N`` (:func:`costmodel.cli._common.preset_ranks`: ``collective``,
     whose prediction is :func:`costmodel.predict_collective` on those nodes and GPUs per node,
     ``step``, ``scenario``, ``train`` and ``batch``).
@@ -145,7 +147,16 @@ def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray
             f"use `ranks` <= {gpus_per_node} or a multiple of {gpus_per_node}, or set `nodes` "
             "instead"
         )
-    return np.where(single, 1, r // gpus_per_node), np.where(single, r, gpus_per_node)
+    nodes = np.where(single, 1, r // gpus_per_node)
+    if (nodes > MAX_NODES).any():  # as a `nodes` past a job's is refused, in the ranks' words
+        n = int(r[nodes > MAX_NODES][0])
+        name = preset if isinstance(preset, str) else getattr(preset, "name", preset)
+        raise ValueError(
+            f"ranks: {n:,} GPUs are {n // gpus_per_node:,} nodes of {name!r}, more than the "
+            f"{MAX_NODES:,} of a job; allowed: `ranks` up to {gpus_per_node * MAX_NODES:,} "
+            "there"
+        )
+    return nodes, np.where(single, r, gpus_per_node)
 
 
 def _eval_collective_preset(

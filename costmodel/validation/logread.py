@@ -1032,6 +1032,8 @@ def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
     setting it; the parser keeps each run's in ``attrs["runs"][i]["env"]``); returns them as
     facts the log states. A log of an H100 run with NVLS off was predicted with NVLS, as
     NCCL's default choice (a bundled run's index said it: :func:`_bundled_launch`)."""
+    from .runner import LAUNCH_ENV, launch_columns
+
     out: list[tuple[str, str, str]] = []
     if "run" not in rows:
         return out
@@ -1039,11 +1041,12 @@ def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
     on: list[int] = []
     for info in rows.attrs.get("runs") or []:
         env = info.get("env") or {}
-        nvls = str(env.get("NCCL_NVLS_ENABLE", "")).rstrip(".").strip()
-        collnet = str(env.get("NCCL_COLLNET_ENABLE", "")).rstrip(".").strip()
-        if nvls == "0":
+        # the runner's reading of the same variables (its rows' nvls/collnet), on the values
+        # as NCCL_DEBUG prints them ("set by environment to 0.")
+        said = launch_columns({k: str(env.get(k, "")).rstrip(".").strip() for k in LAUNCH_ENV})
+        if said.get("nvls") is False:
             off.append(int(info["run"]))
-        if collnet == "1":
+        if said.get("collnet") is True:
             on.append(int(info["run"]))
     source = "the log's NCCL lines"
     if off:
