@@ -1,7 +1,10 @@
 """The fit and report scripts' command line: ``-h``/``--help`` and unknown options.
 
-Shared by ``scripts/fit_corrections.py`` and ``scripts/calibration_holdout.py``, which take a
-few flags each and would otherwise run a long job (and rewrite shipped files) on a typo.
+Shared by every script that fits or reports and writes a shipped file
+(``scripts/fit_corrections.py``, ``calibration_holdout.py``, ``fit_compute.py``,
+``fit_sync_loss.py``, ``fit_ddp_overhead.py``, ``scaling_terms.py``, ``step_fidelity.py``), which
+take a few flags or none and would otherwise run a long job (and rewrite shipped files) on
+``--help`` or a typo.
 """
 
 from __future__ import annotations
@@ -24,6 +27,6 @@ def check_argv(usage: str | None, flags: tuple[str, ...], with_value: tuple[str,
         elif args[i] in flags:
             i += 1
         else:
-            allowed = ", ".join([*flags, *(f"{v} VALUE" for v in with_value)])
+            allowed = ", ".join([*flags, *(f"{v} VALUE" for v in with_value)]) or "no option"
             print(f"{sys.argv[0]}: unknown option {args[i]!r}; allowed: {allowed}", file=sys.stderr)
             raise SystemExit(2)

@@ -324,6 +324,9 @@ def band(cv: pd.Series) -> tuple[float, float]:
 
 
 def main() -> None:
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, ())  # no options: --help prints the docstring, a typo stops here
     df = pure_dp_rows()
     one_node = df[(df.gpus == 8) & ~df["compile"]]
     t = table(one_node)

@@ -82,6 +82,9 @@ def chosen(report: dict[str, dict[str, float]]) -> str:
 
 
 def main() -> None:
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, ())  # no options: --help prints the docstring, a typo stops here
     rep = evaluate()
     form = chosen(rep)
     lines = [

@@ -39,6 +39,9 @@ GRID = tuple(round(0.0025 * i, 4) for i in range(17))  # 0 to 0.04
 
 
 def main() -> None:
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, ())  # no options: --help prints the docstring, a typo stops here
     df = pure_dp_rows()
     obs = df.tokens_per_s_per_gpu
     errors: dict[float, dict[int, float]] = {}

@@ -39,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from costmodel._checks import FasterThanPeakError  # noqa: E402
 from costmodel.architecture import load_arch  # noqa: E402
 from costmodel.atomic import write_text_atomic  # noqa: E402
 from costmodel.compute import _doc, flops_split, gpu_family, recompute_extra  # noqa: E402
@@ -121,6 +122,22 @@ def candidates(feat: Features) -> dict[str, dict[float, Callable[[Any, Any], flo
     }
 
 
+def grid_errors(
+    form: str, grid: dict[float, Callable[[Any, Any], float]], df: Any, obs: Any
+) -> dict[float, dict[int, float]]:
+    """Grid value -> row index -> relative error of the scaling path with that term. A value
+    that carries some row's compute past its GPU's dense peak is no candidate (the step
+    refuses such a compute, ``FasterThanPeakError``): it is said and left unscored, where it
+    stopped the whole script with a traceback."""
+    errors: dict[float, dict[int, float]] = {}
+    for x, f in grid.items():
+        try:
+            errors[x] = {i: p / obs[i] - 1 for i, _, p in scaling_predictions(df, term=f)}
+        except FasterThanPeakError as err:
+            print(f"{form} = {x!r}: not scored, {err}")
+    return errors
+
+
 def grouped_cv(
     errors: dict[float, dict[int, float]], groups: Any, family: dict[int, str], per_family: bool
 ) -> tuple[dict[str, float], dict[str, float]]:
@@ -141,6 +158,9 @@ def grouped_cv(
 
 
 def main() -> None:
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, ())  # no options: --help prints the docstring, a typo stops here
     df = pure_dp_rows()
     obs = df.tokens_per_s_per_gpu
     groups = df.source + "/" + df.gpu_type
@@ -160,10 +180,7 @@ def main() -> None:
         "",
     ]
     for form, grid in candidates(feat).items():
-        errors = {
-            x: {i: p / obs[i] - 1 for i, _, p in scaling_predictions(df, term=f)}
-            for x, f in grid.items()
-        }
+        errors = grid_errors(form, grid, df, obs)
         for per_family in (False, True):
             name = form + ("-per-family" if per_family else "")
             cv, chosen = grouped_cv(errors, groups, family, per_family)

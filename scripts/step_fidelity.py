@@ -223,6 +223,9 @@ def over_10(df: pd.DataFrame, sc: list[tuple[int, int, float]], abs_err: np.ndar
 
 
 def main() -> None:
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, ())  # no options: --help prints the docstring, a typo stops here
     df = pure_dp_rows()
     obs = df.tokens_per_s_per_gpu
 
