@@ -2528,7 +2528,8 @@ def scenario(
     price for A; B on another GPU at a preset for its own GPU, named) dollars; --bucket-advice
     adds the bucket_cap advisor (ddp).
     --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
-    tokens first, as `costmodel train` takes them. --cuda-context and --fragmentation add to
+    tokens first, as `costmodel train` takes them; --vs global_tokens=8Mi or tokens_per_gpu=8Ki
+    gives B's, its micro-batch or accumulation solved as `costmodel step --global-tokens` does. --cuda-context and --fragmentation add to
     the memory per GPU and its verdict, as `costmodel memory` adds them.
 
     Example:
