@@ -996,6 +996,27 @@ def format_change(fraction: float) -> str:
     return "0%" if text in ("-0%", "+0%") else text
 
 
+def format_mfu(fraction: float, sep: str = "") -> str:
+    """An MFU (a fraction of the peak) as a percentage: one decimal from 1% (``41.4%``), two
+    significant digits below it, where one decimal said "MFU 0.0%" of a step on a million
+    nodes (``0.0031%``; ``3.1e-07%`` below 0.0001%). ``sep`` goes between the number and
+    ``%`` (the app's metrics write ``41.4 %``). The CLI's ``train`` and the app's MFU metric
+    both write it so.
+
+    >>> format_mfu(0.414), format_mfu(0.0123), format_mfu(0.005), format_mfu(3.12e-5)
+    ('41.4%', '1.2%', '0.50%', '0.0031%')
+    >>> format_mfu(3.1e-9), format_mfu(0.414, sep=" ")
+    ('3.1e-07%', '41.4 %')
+    """
+    pct = 100 * float(fraction)
+    if not math.isfinite(pct) or pct >= 1 or pct <= 0:
+        return f"{pct:.1f}{sep}%"
+    if pct < 1e-4:
+        return f"{pct:.2g}{sep}%"
+    decimals = 1 - math.floor(math.log10(pct))  # two significant digits, no exponent
+    return f"{pct:.{decimals}f}{sep}%"
+
+
 def format_count(value: float, digits: int = 3) -> str:
     """Format a count (parameters, tokens) with k/M/B/T suffixes: ``'7 B'`` for 7e9."""
     return _scaled(value, _COUNT_SUFFIXES, digits).rstrip()

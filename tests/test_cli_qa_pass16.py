@@ -159,8 +159,6 @@ def test_step_cluster_with_ranks_and_bandwidth_still_refused():
         ("price-b=lambda-b200-on-demand", ["--vs price_b", "--price-b"]),
         ("usd_per_gpu_hour=3", ["--vs usd_per_gpu_hour", "--usd-per-gpu-hour-b"]),
         ("tokens=2T", ["--vs tokens", "--tokens", "both sides"]),
-        ("global_tokens=8Mi", ["--vs global_tokens", "--global-tokens", "--vs micro_batch"]),
-        ("tokens_per_gpu=8Ki", ["--vs tokens_per_gpu", "--tokens-per-gpu", "--vs micro_batch"]),
     ],
 )
 def test_vs_scenario_option_names_what_sets_bs_value(change, fragments):

@@ -76,7 +76,7 @@ def test_predict_refuses_a_protocol_the_alpha_beta_models_do_not_have():
     assert json.loads(r.stdout)["results"][0]["protocol_used"] == "ll"
 
 
-# --- collective over one link: --model typed is refused whatever its value -------------------
+# --- collective over one link: a cluster's --model typed is refused ---------------------------
 
 
 def test_collective_over_one_link_refuses_model_nccl_typed():
@@ -85,7 +85,7 @@ def test_collective_over_one_link_refuses_model_nccl_typed():
             *("collective", "all_reduce", "--size", "14GB", "--ranks", "64"),
             *("--bandwidth", "50GB/s", "--model", "nccl"),
         ),
-        "--model: an option of the collective on a cluster preset",
+        "--model: nccl is a model of the collective on a cluster preset",
     )
     # on the cluster, nccl is still the default and the 14 GB all-reduce the same number
     # predict gives

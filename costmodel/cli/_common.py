@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -398,6 +398,29 @@ def blank_path_refusal(
                 "as the working folder '.')"
             )
     return None
+
+
+def home_expanded(values: dict[str, Any], paths: Iterable[str]) -> dict[str, Any]:
+    """``values`` with each path parameter named in ``paths`` that starts with ``~`` expanded to
+    the home folder (:meth:`pathlib.Path.expanduser`), as the shell expands it unquoted: ``-o
+    '~/x.csv'`` (quoted, or a ``~`` in a script's variable) was refused as "folder '~' does not
+    exist". One rule for every path a command reads or writes (``-o``, ``--output``,
+    ``--report``, a file argument). A ``~user`` that names no user is left as typed.
+
+    >>> out = home_expanded({"output": Path("~/x.csv"), "n": 1}, ["output"])
+    >>> out["output"] == Path.home() / "x.csv", out["n"]
+    (True, 1)
+    """
+
+    def expanded(value: Any) -> Any:
+        if isinstance(value, Path) and str(value).startswith("~"):
+            try:
+                return value.expanduser()
+            except RuntimeError:  # ~nosuchuser: no home to expand to; refused where it is used
+                return value
+        return value
+
+    return {k: expanded(v) if k in paths else v for k, v in values.items()}
 
 
 def _is_int_option(hint: Any) -> bool:
@@ -1098,6 +1121,7 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     def checked(*args: Any, **kwargs: Any) -> Any:
         if (blank := blank_path_refusal(kwargs, paths, names, _ARGV)) is not None:
             raise blank
+        kwargs = home_expanded(kwargs, paths)  # -o '~/x.csv', quoted: the home folder's x.csv
         kwargs = choice_names(kwargs)  # --precision FP8 is fp8, on every command alike
         check_limits(kwargs, options)  # named as the command spells the option first
         try:

@@ -279,6 +279,28 @@ def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | Non
             models.check_algorithm(m, op, algorithm, link=link)
 
 
+def _link_model(model: str) -> str:
+    """``collective --model M`` over one link (``--ranks/--bandwidth``): the model's canonical
+    name where it is one the link has, ``textbook`` or ``lesson`` (on one link both are the
+    same alpha-beta formula, :func:`costmodel.collectives.collective_time`, as the sweep's
+    raw-link rows take them); a model that needs a cluster preset (nccl, calibrated,
+    nccl-table) is refused naming it and the ones that do; an unknown name by its own refusal
+    (:func:`costmodel.models.check_model`)."""
+    from .. import models
+    from ..sweep.grid import _LINK_MODELS
+
+    chosen = models.check_model(units.choice_name(model))
+    if chosen not in _LINK_MODELS:
+        need = [m for m in (*models.MODELS, *models.REFERENCE_MODELS) if m not in _LINK_MODELS]
+        raise ValueError(
+            f"--model: {chosen} is a model of the collective on a cluster preset (--cluster "
+            f"NAME), as are {', '.join(m for m in need if m != chosen)}; over one link "
+            "(--ranks/--bandwidth) the model is the textbook alpha-beta; allowed there: "
+            "textbook, lesson (the same formula on one link)"
+        )
+    return chosen
+
+
 def _cluster_ranks(
     cluster: str, ranks: str, nodes: int | None, gpus_per_node: int | None
 ) -> tuple[int, int | None]:
@@ -361,7 +383,13 @@ def collective(
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
     # None: not given (nccl on a cluster), so that `--model nccl` typed over one link is refused
     # as any other value is, not answered by the textbook formulas without a word
-    model: Annotated[str | None, typer.Option(help="With --cluster: " + _MODEL_HELP)] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="With --cluster: " + _MODEL_HELP + " Over one link (--ranks/--bandwidth): "
+            "textbook (the default there) or lesson, the same alpha-beta formula."
+        ),
+    ] = None,
     gpus_per_process: Annotated[
         int | None,
         typer.Option(
@@ -420,7 +448,7 @@ def collective(
     else:
         cluster_only = {"--nodes": nodes is not None,
                         "--gpus-per-node": gpus_per_node is not None,
-                        "--model": model is not None, "--gpus-per-process": gpus_per_process
+                        "--gpus-per-process": gpus_per_process
                         is not None,
                         "--nvls" if nvls else "--no-nvls": nvls is not None,
                         "--collnet": collnet}  # fmt: skip
@@ -430,6 +458,8 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
+    # over one link: --model textbook or lesson, typed (None: the link's textbook, unnamed)
+    link_model = _link_model(model) if cluster is None and model is not None else None
     if cluster is not None:
         if bandwidth is not None:
             raise ValueError(
@@ -463,6 +493,8 @@ def collective(
         LINK_RANKS.check("--ranks", link_ranks)
         if latency is not None:
             bare_seconds_warning("--latency", latency, "us", kind="latency")
+        if link_model is not None:  # the row's model column says the one typed, as the sweep's
+            axes["model"] = link_model
         axes.update(
             ranks=link_ranks,
             bandwidth=bandwidth,
@@ -930,7 +962,10 @@ def predict(
         return
     what = "every op" if every_op else op
     typer.echo(f"{what} on {cluster} x {units.format_counted(nodes, 'node')}")
-    typer.echo(_human_frame(_with_error_band(df), binary_sizes=binary))
+    # the size column under collective's and the sweep's name (the API's frame says
+    # message_bytes, which the table said "message"); --json already says size_bytes
+    shown = df.rename(columns={"message_bytes": "size_bytes"})
+    typer.echo(_human_frame(_with_error_band(shown), binary_sizes=binary))
     for n in notes_out:
         typer.echo(f"note: {n}")
     note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))

@@ -2134,28 +2134,38 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
     return _split_global_tokens(total, seq, ranks, local, acc)
 
 
-def _split_words(text: str) -> str:
+def _split_words(text: str, options: dict[str, str] | None = None) -> str:
     """A refusal of :func:`costmodel.batch.solve_batch` other than a split that is not whole (a
     count past its limit) in the options' words, as :func:`~costmodel.batch.split_refusal`
     says that one (:data:`_SPLIT_OPTIONS`): its leading field and each marked name
     (``global_tokens: ... past the `global_batch` limit`` read so inside ``step``'s line)."""
     from .._limits import name_fields
 
+    names = _SPLIT_OPTIONS if options is None else options
     field, sep, rest = text.partition(": ")
-    if sep and field in _SPLIT_OPTIONS:
-        text = f"{_SPLIT_OPTIONS[field]}: {rest}"
-    return name_fields(text, _SPLIT_OPTIONS)
+    if sep and field in names:
+        text = f"{names[field]}: {rest}"
+    return name_fields(text, names)
 
 
 def _split_global_tokens(
-    total: int, seq: int, ranks: int, local: int | None, acc: int | None, side: str = ""
+    total: int,
+    seq: int,
+    ranks: int,
+    local: int | None,
+    acc: int | None,
+    side: str = "",
+    name: str = "--global-tokens",
 ) -> tuple[int, int]:
     """(micro-batch, accumulation) of ``total`` tokens per step of ``seq``-token sequences on
     ``ranks`` GPUs, solving the one of ``local``/``acc`` that is None
     (:func:`costmodel.batch.solve_batch`, the function of ``costmodel batch --global-tokens``);
     a batch that does not split is refused in one line naming the values (``side``: the
-    configuration's words, ``"B's "`` for scenario --vs)."""
+    configuration's words, ``"B's "`` for scenario --vs; ``name``: the option the tokens came
+    from, ``"--vs global_tokens"`` where --vs gave B's)."""
     from .. import batch as bt
+
+    options = _SPLIT_OPTIONS | {"global_tokens": name}
 
     try:  # solve_batch's nearest valid counts split all the way: sequences, GPUs, the factor
         sol = bt.solve_batch(
@@ -2164,17 +2174,17 @@ def _split_global_tokens(
         )  # fmt: skip
     except ValueError as exc:
         reason = (
-            bt.split_refusal(exc, _SPLIT_OPTIONS)
+            bt.split_refusal(exc, options)
             if isinstance(exc, bt.BatchSplitError)
-            else _split_words(str(exc))
+            else _split_words(str(exc), options)
         )
         solved = "--accumulation" if acc is None else "--micro-batch"
         whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
         seqs = f" = {total // seq:,} sequences" if whole else ""
         raise ValueError(
-            f"--global-tokens: {total:,} tokens per step at --seq {seq}{seqs} do not split over "
+            f"{name}: {total:,} tokens per step at --seq {seq}{seqs} do not split over "
             f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({reason}); change "
-            "--global-tokens, "
+            f"{name}, "
             + (
                 "B's nodes (--vs nodes)"
                 + ("" if whole else ", B's sequence (--vs seq)")
@@ -2186,24 +2196,46 @@ def _split_global_tokens(
     return int(sol.local_batch), int(sol.accumulation)
 
 
-def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
-    """B of ``scenario --global-tokens X --vs ...`` at A's global batch in tokens: B's
-    micro-batch and accumulation re-solved from the same tokens per step on B's GPUs and
-    sequence (:func:`_split_global_tokens`), not A's split carried to B (which grows B's global
+def _b_at_global_tokens(
+    o: dict[str, Any], b: Any, vs: str, name: str = "--global-tokens", fixed: Any = ()
+) -> Any:
+    """B of ``scenario --global-tokens X --vs ...`` at A's global batch in tokens, or of
+    ``--vs global_tokens=X`` at X (``o["global_tokens"]`` then B's, ``name`` ``"--vs
+    global_tokens"``): B's micro-batch and accumulation re-solved from those tokens per step on
+    B's GPUs and sequence (:func:`_split_global_tokens`, :func:`costmodel.batch.solve_batch`,
+    the step sweep's ``global_tokens`` row), not A's split carried to B (which grows B's global
     batch with its GPUs). What stays fixed: the one of micro-batch and accumulation --vs
-    changes, else the one A was given (its accumulation, when given; else its micro-batch, the
-    one --tokens-per-gpu or the default set). Both changed in --vs: refused, naming them. B
-    unchanged without --global-tokens (a per-GPU batch, --tokens-per-gpu, stays per GPU)."""
+    changes (``fixed``: Scenario fields --vs sets otherwise, ``local_batch`` for --vs
+    tokens_per_gpu), else the one A was given (its accumulation, when given; else its
+    micro-batch, the one --tokens-per-gpu or the default set). Both changed in --vs: refused,
+    naming them; with --vs global_tokens, A given both (three counts of one batch, as ``step``
+    refuses them) too. B unchanged without a global batch in tokens (a per-GPU batch,
+    --tokens-per-gpu, stays per GPU)."""
     if o.get("global_tokens") is None:
         return b
     from ..scenario import _parse_changes
 
-    total = _tokens(o["global_tokens"], "--global-tokens")
-    keys = set(_parse_changes(vs))
+    total = _tokens(o["global_tokens"], name)
+    keys = set(_parse_changes(vs)) | set(fixed)
+    whose = "--vs global_tokens" if name != "--global-tokens" else "A's --global-tokens"
     if {"local_batch", "accumulation"} <= keys:
+        micro = "--vs tokens_per_gpu" if "local_batch" in fixed else "--vs micro_batch"
         raise ValueError(
-            "--vs micro_batch, --vs accumulation: with --global-tokens B's global batch is A's "
-            f"{total:,} tokens per step; give one of them, the other is solved on B's GPUs"
+            f"{micro}, --vs accumulation: with {whose} B's global batch is {total:,} tokens "
+            "per step; give one of them, the other is solved on B's GPUs"
+        )
+    a_micro = o.get("local_batch") is not None or o.get("tokens_per_gpu") is not None
+    if (
+        name != "--global-tokens"
+        and not keys & {"local_batch", "accumulation"}
+        and a_micro
+        and o.get("accumulation") is not None
+    ):
+        micro = "--micro-batch" if o.get("local_batch") is not None else "--tokens-per-gpu"
+        raise ValueError(
+            f"--vs global_tokens: A gives both {micro} and --accumulation, so B's {total:,} "
+            "tokens per step leave neither to solve; add --vs micro_batch=M or --vs "
+            "accumulation=N (the one that stays; the other is solved on B's GPUs)"
         )
     if "local_batch" in keys:
         local, acc = int(b.local_batch), None
@@ -2212,7 +2244,9 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     else:
         local, acc = int(b.local_batch), None
     ranks = int(b._validated_cluster().ranks)
-    m, n = _split_global_tokens(total, int(b.sequence_length), ranks, local, acc, side="B's ")
+    m, n = _split_global_tokens(
+        total, int(b.sequence_length), ranks, local, acc, side="B's ", name=name
+    )
     return b.with_changes({"local_batch": m, "accumulation": n})
 
 
@@ -2225,11 +2259,35 @@ VS_RUN_OPTIONS = {
     "usd_per_gpu_hour": "B's price is --usd-per-gpu-hour-b",
     "usd_per_gpu_hour_b": "an option of its own: --usd-per-gpu-hour-b USD",
     "tokens": "--tokens trains both sides on the same tokens",
-    "global_tokens": "B's batch in tokens per step is A's --global-tokens, its micro-batch and "
-    "accumulation solved on B's GPUs; --vs micro_batch or accumulation sets B's batch",
-    "tokens_per_gpu": "B keeps A's --tokens-per-gpu (its micro-batch solved at B's --vs seq); "
-    "--vs micro_batch sets B's micro-batch (tokens per GPU = micro_batch x seq)",
 }
+
+#: --vs keys that are B's batch in tokens rather than a field of B: ``global_tokens`` (tokens
+#: per step; B's micro-batch or accumulation solved from it on B's GPUs) and ``tokens_per_gpu``
+#: (B's micro-batch is it / B's sequence), as A's --global-tokens and --tokens-per-gpu and the
+#: step sweep's axes of those names (:func:`_scenario_b`)
+VS_BATCH = ("global_tokens", "tokens_per_gpu")
+
+
+def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
+    """B of ``scenario --vs``: A with the --vs changes that are fields of B
+    (:meth:`costmodel.scenario.Scenario.with_changes`); the :data:`VS_BATCH` keys, B's batch
+    in tokens, are checked against their limits (as A's --global-tokens and --tokens-per-gpu)
+    and put in ``batch`` as typed, for the caller to solve B's micro-batch and accumulation
+    from. ``tokens_per_gpu`` beside ``micro_batch``: refused (both set B's micro-batch)."""
+    from .._limits import LIMITS
+    from ..scenario import _parse_changes
+
+    fields = _parse_changes(vs)
+    for key in VS_BATCH:
+        if key in fields:
+            LIMITS[key].check(f"--vs {key}", fields[key])
+            batch[key] = fields.pop(key)
+    if batch.get("tokens_per_gpu") is not None and "local_batch" in fields:
+        raise ValueError(
+            "--vs micro_batch, --vs tokens_per_gpu: give one of them (B's tokens per GPU are "
+            "micro_batch x seq)"
+        )
+    return a.with_changes(fields)
 
 
 def _refuse_vs_run_options(vs: str) -> None:
@@ -2257,7 +2315,7 @@ def _refuse_strategy_all(value: str | None, name: str) -> None:
         )
 
 
-def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str) -> Any:
+def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str, name: str = "--tokens-per-gpu") -> Any:
     """B of ``scenario --tokens-per-gpu X --vs ...`` at A's tokens per GPU: B's micro-batch is X
     / B's sequence (:func:`costmodel.strategy.compute.micro_batch_of_tokens`, A's road and the
     step sweep's ``tokens_per_gpu`` row), so ``--vs seq`` keeps the tokens per GPU as ``--vs
@@ -2269,25 +2327,30 @@ def _b_at_tokens_per_gpu(o: dict[str, Any], b: Any, vs: str) -> Any:
     from ..scenario import _parse_changes
     from ..strategy.compute import micro_batch_of_tokens
 
-    if "local_batch" in set(_parse_changes(vs)):
+    keys = set(_parse_changes(vs))
+    if "local_batch" in keys:
         return b
-    tok = _tokens(o["tokens_per_gpu"], "--tokens-per-gpu")
+    tok = _tokens(o["tokens_per_gpu"], name)
+    seq = "--vs seq" if "sequence_length" in keys else "--seq"  # B's sequence: whose it is
     local = micro_batch_of_tokens(
-        tok, int(b.sequence_length), names=("--tokens-per-gpu", "--vs seq", "--vs micro_batch")
+        tok, int(b.sequence_length), names=(name, seq, "--vs micro_batch")
     )
     return b if local == int(b.local_batch) else b.with_changes({"local_batch": local})
 
 
-def _b_solved(global_tokens: str | None, b: Any) -> dict[str, Any] | None:
+def _b_solved(
+    global_tokens: str | None, b: Any, name: str = "--global-tokens"
+) -> dict[str, Any] | None:
     """What ``scenario --vs`` solved for B rather than took as typed, JSON-ready: with
-    --global-tokens, B's micro-batch (``local_batch``, Scenario's name) and ``accumulation``
-    at A's global batch in tokens per step (:func:`_b_at_global_tokens`), with ``from``
-    (the option they were solved from) and ``global_tokens``; None when nothing was solved."""
+    --global-tokens (or ``--vs global_tokens``, ``name``), B's micro-batch (``local_batch``,
+    Scenario's name) and ``accumulation`` at B's global batch in tokens per step
+    (:func:`_b_at_global_tokens`), with ``from`` (the option they were solved from) and
+    ``global_tokens``; None when nothing was solved."""
     if global_tokens is None:
         return None
     s = b.scenario
     return {
-        "from": "--global-tokens",
+        "from": name,
         "global_tokens": int(b.tokens_per_step),
         "local_batch": int(s.local_batch),
         "accumulation": int(s.accumulation),
@@ -2455,7 +2518,8 @@ def scenario(
     price for A; B on another GPU at a preset for its own GPU, named) dollars; --bucket-advice
     adds the bucket_cap advisor (ddp).
     --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
-    tokens first, as `costmodel train` takes them. --cuda-context and --fragmentation add to
+    tokens first, as `costmodel train` takes them; --vs global_tokens=8Mi or tokens_per_gpu=8Ki
+    gives B's, its micro-batch or accumulation solved as `costmodel step --global-tokens` does. --cuda-context and --fragmentation add to
     the memory per GPU and its verdict, as `costmodel memory` adds them.
 
     Example:
@@ -2481,24 +2545,32 @@ def scenario(
     if vs is not None:
         _refuse_vs_run_options(vs)
     a = _scenario_from_options(opts)
+    vs_batch: dict[str, Any] = {}  # --vs global_tokens / tokens_per_gpu: B's batch in tokens
     b = (  # a change typed with no unit: the API's warning, said as --vs's
-        _on_side_b(lambda: relay_bare_number_warnings("--vs", lambda: a.with_changes(vs)), vs)
+        _on_side_b(
+            lambda: relay_bare_number_warnings("--vs", lambda: _vs_fields(a, vs, vs_batch)), vs
+        )
         if vs is not None
         else None
     )
     said_vs = vs or ""
+    # B's batch in tokens: the --vs value where one is typed, else A's option
+    o_b = {**opts, **vs_batch}
+    tpg_name = "--vs tokens_per_gpu" if "tokens_per_gpu" in vs_batch else "--tokens-per-gpu"
+    gt_name = "--vs global_tokens" if "global_tokens" in vs_batch else "--global-tokens"
     from_tokens = None  # B's micro-batch re-solved from --tokens-per-gpu at B's sequence
-    if b is not None and tokens_per_gpu is not None:
-        b_tok = _on_side_b(lambda: _b_at_tokens_per_gpu(opts, b, said_vs), said_vs)
-        if b_tok is not b:
-            b, from_tokens = b_tok, _tokens(tokens_per_gpu, "--tokens-per-gpu")
-            if global_tokens is None:
-                said_vs += f"; micro-batch {b.local_batch:,} solved from --tokens-per-gpu"
-    if b is not None and global_tokens is not None:  # B at A's global batch in tokens
-        b = _b_at_global_tokens(opts, b, said_vs)
+    if b is not None and o_b["tokens_per_gpu"] is not None:
+        b_tok = _on_side_b(lambda: _b_at_tokens_per_gpu(o_b, b, said_vs, tpg_name), said_vs)
+        if b_tok is not b or "tokens_per_gpu" in vs_batch:
+            b, from_tokens = b_tok, _tokens(o_b["tokens_per_gpu"], tpg_name)
+            if o_b["global_tokens"] is None:
+                said_vs += f"; micro-batch {b.local_batch:,} solved from {tpg_name}"
+    if b is not None and o_b["global_tokens"] is not None:  # B at its global batch in tokens
+        fixed = ("local_batch",) if "tokens_per_gpu" in vs_batch else ()
+        b = _b_at_global_tokens(o_b, b, said_vs, gt_name, fixed)
         said_vs += (
             f"; micro-batch {b.local_batch:,} x accumulation {b.accumulation:,} solved from "
-            "--global-tokens"
+            f"{gt_name}"
         )
     result = a.evaluate(scaling=b is None, flips=b is None)
     sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
@@ -2534,12 +2606,12 @@ def scenario(
                 b=other,
                 changes=vs,
                 b_changes=b.changes_from(a),  # type: ignore[union-attr]
-                b_solved=_b_solved(global_tokens, other)
+                b_solved=_b_solved(o_b["global_tokens"], other, gt_name)
                 or (
                     None
                     if from_tokens is None
                     else {
-                        "from": "--tokens-per-gpu",
+                        "from": tpg_name,
                         "tokens_per_gpu": int(from_tokens),
                         "local_batch": int(other.scenario.local_batch),
                         "accumulation": int(other.scenario.accumulation),
@@ -3172,7 +3244,7 @@ def train(
         rows.append(
             (
                 "MFU" + (" implied" if measured else " at this step"),
-                f"{100 * cost.mfu:.1f}%"
+                units.format_mfu(cost.mfu)
                 # an fp8 MFU is of the fp8 peak (twice bf16's on H100): 27% under fp8 is not
                 # slower than 41% under bf16, so the peak is named, as the given MFU's label
                 + (" of the fp8 dense peak" if result.scenario.compute_precision == "fp8" else "")

@@ -29,6 +29,7 @@ from costmodel.units import (
     format_elapsed,
     format_elapsed_in,
     format_gpu_hours,
+    format_mfu,
     format_token_count,
     format_usd,
     format_usd_rate,
@@ -1318,7 +1319,7 @@ def _cost_metrics(
             else "MFU at the predicted step"
         )
         + side,
-        f"{100 * cost.mfu:.1f} %",
+        format_mfu(cost.mfu, sep=" "),
     )
     if source == "default" and price is None and placeholder_warning is not None:
         _placeholder_warning(*placeholder_warning)
