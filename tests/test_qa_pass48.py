@@ -1,0 +1,130 @@
+"""Leftovers of a review pass: one check for an inherited NCCL_ALGO/NCCL_PROTO, library words
+in the runner's messages, the API's answer to ``strategy='all'``, one wording per message.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from costmodel.validation import runner
+from costmodel.validation import torch_bench as tb
+
+BAD_PROTO = {"NCCL_PROTO": "Fast"}
+
+
+# --- the torch job checks an exported NCCL_ALGO / NCCL_PROTO as the nccl-tests sweep does --------
+def test_the_torch_job_refuses_an_nccl_value_in_the_sweeps_words():
+    """The torch job recorded any exported value (``NCCL_PROTO=Fast`` went into its rows and
+    its config hash, and NCCL refused it inside every rank); it now reads it through the
+    sweep's one function, so the refusal is the sweep's, but for what to do instead."""
+    with pytest.raises(ValueError) as torch_said:
+        tb.nccl_env("nccl", BAD_PROTO)
+    with pytest.raises(ValueError) as sweep_said:
+        runner.inherited_env(None, None, BAD_PROTO)
+    head = (
+        "NCCL_PROTO: 'Fast', set in this environment and inherited by every run, is not an "
+        "NCCL_PROTO value ('Fast' is not a name NCCL knows); allowed: ll, ll128, simple"
+    )
+    assert str(torch_said.value).startswith(head) and str(sweep_said.value).startswith(head)
+    assert (
+        str(torch_said.value).split("; allowed")[0] == str(sweep_said.value).split("; allowed")[0]
+    )
+    assert "\n" not in str(torch_said.value)
+    assert str(torch_said.value).endswith(
+        "unset it for NCCL's own choice (the torch job sets none of its own)"
+    )
+    # gloo reads neither variable: nothing to refuse
+    assert tb.nccl_env("gloo", BAD_PROTO) == {"algo_env": None, "proto_env": None}
+
+
+def test_the_torch_job_takes_a_list_per_function():
+    """NCCL 2.24+'s per-function lists (vLLM's ``allreduce:tree``) are valid, as for the sweep."""
+    env = {"NCCL_ALGO": " allreduce:tree ", "NCCL_PROTO": "LL,Simple;allreduce:^LL"}
+    assert tb.nccl_env("nccl", env) == {
+        "algo_env": "allreduce:tree",
+        "proto_env": "LL,Simple;allreduce:^LL",
+    }
+
+
+def test_the_torch_job_exits_2_in_one_line_before_any_work(monkeypatch, capsys):
+    monkeypatch.setenv("NCCL_ALGO", "Treee")
+    monkeypatch.setenv("RANK", "0")  # as torchrun sets it: no launcher mapping
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setattr(tb, "backend_problem", lambda backend, ranks: None)  # no GPU here
+
+    def no_job(args):
+        raise AssertionError("the job started")
+
+    monkeypatch.setattr(tb, "_Bench", no_job)
+    assert tb.main(["--backend", "nccl"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("torch_bench: NCCL_ALGO: 'Treee', set in this environment and inherited")
+
+
+# --- runner.py speaks the API's words; the CLI says its options -------------------------------
+def test_the_runner_names_the_fields_not_the_cli_options():
+    """``inherited_env`` said "(--algos)" and "as with --algos Tree", and the missing-binary hint
+    "pass --build-dir", to a notebook calling ``run_nccl_tests``: runner.py was exempt from the
+    messages scan as a whole file, and a flag built as ``--{name}`` was never scanned."""
+    with pytest.raises(ValueError, match=r"set the sweep's own \(`algos`\)$"):
+        runner.inherited_env(None, None, {"NCCL_ALGO": "bogus"})
+    (note,) = runner.inherited_env(None, None, {"NCCL_PROTO": "Simple"})[2]
+    assert "as with `protos` Simple" in note and "--" not in note
+    assert "--build-dir" not in runner.BUILD_HINT and "`build_dir`" in runner.BUILD_HINT
+
+
+def test_the_cli_still_says_its_options(tmp_path, monkeypatch):
+    """The CLI maps the fields onto ``validate nccl-tests run``'s options: its words are as
+    before."""
+    from tests._cli import one_line_error, run
+
+    monkeypatch.setenv("NCCL_PROTO", "Fast")
+    said = run("validate", "nccl-tests", "run", "-o", str(tmp_path / "o"), "--dry-run")
+    line = one_line_error(said, "NCCL_PROTO: 'Fast', set in this environment")
+    assert line.endswith("; unset it, or set the sweep's own (--protos)")
+    monkeypatch.setenv("NCCL_PROTO", "Simple")
+    said = run("validate", "nccl-tests", "run", "-o", str(tmp_path / "o"), "--dry-run")
+    assert said.exit_code == 0, said.output
+    assert "as with --protos Simple (recorded in its rows)" in said.stderr
+    monkeypatch.delenv("NCCL_PROTO")
+    (tmp_path / "empty").mkdir()
+    said = run(
+        "validate",
+        "nccl-tests",
+        "run",
+        "-o",
+        str(tmp_path / "o"),
+        "--build-dir",
+        str(tmp_path / "empty"),
+        "--no-progress",
+    )
+    line = one_line_error(said, "all_reduce_perf not found")
+    assert line.endswith("then give --build-dir (nccl-tests/build) or set NCCL_TESTS_BUILD.")
+
+
+def test_validate_torch_refuses_an_nccl_value_before_torchrun(tmp_path, monkeypatch):
+    """``validate torch --backend nccl`` checks the exported value before it starts torchrun
+    (one line, exit 2), past the GPU check this CPU machine would fail."""
+    import importlib.util
+
+    from tests._cli import one_line_error, run
+
+    if (
+        importlib.util.find_spec("torch") is None
+    ):  # pragma: no cover - the validate extra is installed
+        raise AssertionError("the validate extra (torch) is part of the test install")
+    monkeypatch.setenv("NCCL_ALGO", "Treee")
+    monkeypatch.setattr(tb, "backend_problem", lambda backend, ranks: None)
+    said = run(
+        "validate",
+        "torch",
+        "--nproc",
+        "1",
+        "--backend",
+        "nccl",
+        "-o",
+        str(tmp_path / "t.jsonl"),
+        "--dry-run",
+    )
+    one_line_error(said, "NCCL_ALGO: 'Treee', set in this environment", "own choice")
