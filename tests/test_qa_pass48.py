@@ -128,3 +128,33 @@ def test_validate_torch_refuses_an_nccl_value_before_torchrun(tmp_path, monkeypa
         "--dry-run",
     )
     one_line_error(said, "NCCL_ALGO: 'Treee', set in this environment", "own choice")
+
+
+# --- strategy='all' through the API: the call that ranks every layout ---------------------------
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda cm: cm.Scenario(params=7e9, strategy="all"),
+        lambda cm: cm.Layout(strategy="all"),
+        lambda cm: cm.strategy_step(7e9, strategy="All"),
+    ],
+    ids=["Scenario", "Layout", "strategy_step"],
+)
+def test_strategy_all_through_the_api_names_the_call_that_ranks_every_layout(call):
+    """They said "unknown 'all'" with nothing of where every layout is ranked; the CLI's
+    refusal names its commands (`costmodel step --strategy all`)."""
+    import costmodel as cm
+
+    with pytest.raises(ValueError) as said:
+        call(cm)
+    text = str(said.value)
+    assert "\n" not in text.strip()
+    assert "strategy: unknown '" in text
+    assert text.strip().endswith(
+        "'; allowed: ddp, zero1, zero2, fsdp, hsdp (`cm.advise_strategy()` ranks every layout, "
+        "with its memory)"
+    )
+    # the call it names does it: every layout ranked, each with its memory
+    rows = cm.advise_strategy(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1).rows()
+    assert {r["strategy"] for r in rows} >= {"ddp", "zero1", "zero2", "fsdp", "hsdp"}
+    assert all(r["memory_bytes"] > 0 for r in rows)
