@@ -158,3 +158,30 @@ def test_strategy_all_through_the_api_names_the_call_that_ranks_every_layout(cal
     rows = cm.advise_strategy(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1).rows()
     assert {r["strategy"] for r in rows} >= {"ddp", "zero1", "zero2", "fsdp", "hsdp"}
     assert all(r["memory_bytes"] > 0 for r in rows)
+
+
+# --- one wording per message --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100", "--bandwidth", "50GB/s"),
+        (
+            "step",
+            "--params",
+            "7B",
+            "--cluster",
+            "dgx-h100",
+            "--ranks",
+            "16",
+            "--bandwidth",
+            "50GB/s",
+        ),
+    ],
+    ids=["collective", "step"],
+)
+def test_cluster_and_bandwidth_refused_in_one_wording(argv):
+    """The refusal was written out twice (cli/comm.py, cli/training.py): one constant now."""
+    from costmodel.cli._common import CLUSTER_OR_LINK
+    from tests._cli import one_line_error, run
+
+    assert one_line_error(run(*argv)) == f"costmodel: error: {CLUSTER_OR_LINK}"
