@@ -185,3 +185,23 @@ def test_cluster_and_bandwidth_refused_in_one_wording(argv):
     from tests._cli import one_line_error, run
 
     assert one_line_error(run(*argv)) == f"costmodel: error: {CLUSTER_OR_LINK}"
+
+
+def test_one_rank_rows_are_said_alike_by_compare_and_calibrate(tmp_path):
+    """compare said "moves nothing, busbw undefined (not compared)", calibrate "moves nothing
+    (busbw undefined), left out of the fit": one reason now, each with what it did."""
+    import pandas as pd
+
+    from costmodel.validation.calibrate import calibrate
+    from costmodel.validation.compare import ONE_RANK_MOVES_NOTHING, ONE_RANK_NOTE
+
+    assert ONE_RANK_NOTE == f"1 rank: {ONE_RANK_MOVES_NOTHING} (not compared)"
+    sizes = [2**k for k in range(16, 28)]
+    rows = [
+        {"op": "all_reduce", "size_bytes": s, "ranks": r, "nodes": 1, "gpus_per_node": r,
+         "time_s": 1e-5 + s / (1e10 if r > 1 else 1e15)}
+        for r in (1, 8) for s in sizes
+    ]  # fmt: skip
+    result = calibrate(pd.DataFrame(rows))
+    said = [x for x in result.residuals.attrs["skipped"] if "1 rank" in x]
+    assert said == [f"12 rows at 1 rank: {ONE_RANK_MOVES_NOTHING}, left out of the fit"]
