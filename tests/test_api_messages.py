@@ -35,6 +35,10 @@ SURFACES = ("cli", "validation", "web")
 #: A CLI flag as it appears in text: ``--usd-per-gpu-hour``, ``--set`` (not ``a--b``, not ``---``).
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9.-]*")
 
+#: A flag an f-string builds (``f"(--{name})"``): a literal part ending in ``--`` right before a
+#: value.
+BUILT_FLAG = re.compile(r"(?<![\w-])--$")
+
 #: (module, the literal's text) -> why that literal may name a flag. Each entry must still be
 #: there (a stale entry fails too).
 ALLOWED: dict[tuple[str, str], str] = {
@@ -76,9 +80,20 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 def flag_literals(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string literal of ``source`` that names a CLI flag, docstrings
-    and comments left out (an f-string's literal parts are literals too)."""
+    and comments left out (an f-string's literal parts are literals too, and one that ends in
+    ``--`` before a value builds a flag: ``f"(--{name})"``)."""
     tree = ast.parse(source)
-    return literals_matching(tree, FLAG, _docstrings(tree))
+    skip = _docstrings(tree)
+    built = [
+        (part.lineno, part.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+        for part, after in zip(node.values, node.values[1:], strict=False)
+        if isinstance(part, ast.Constant)
+        and isinstance(after, ast.FormattedValue)
+        and BUILT_FLAG.search(part.value)
+    ]
+    return literals_matching(tree, FLAG, skip) + built
 
 
 def literals_matching(tree: ast.AST, pattern: re.Pattern[str], skip: set[int]):
@@ -116,10 +131,17 @@ def f(gpu):
     raise ValueError(f"price: not for {gpu}; or give --usd-per-gpu-hour")
 
 
-def g():
-    return "see `costmodel archs`", "a--b", "the `usd_per_gpu_hour` field"
+def g(name):
+    return "see `costmodel archs`", "a--b", "the `usd_per_gpu_hour` field", f"{name}"
+
+
+def h(name):
+    return f"set the sweep's own (--{name})"
 '''
-    assert flag_literals(source) == [(10, "; or give --usd-per-gpu-hour")]
+    assert sorted(flag_literals(source)) == [
+        (10, "; or give --usd-per-gpu-hour"),
+        (18, "set the sweep's own (--"),
+    ]
 
 
 def test_no_library_message_names_a_cli_flag():

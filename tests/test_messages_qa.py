@@ -101,10 +101,17 @@ VALIDATION_FLAGS: dict[str, str] = {
     "costmodel/validation/nccl_tests/_launch.py": (
         "reads srun/mpirun command lines: their flags (--ntasks-per-node, --host) are data"
     ),
-    "costmodel/validation/runner.py": (
-        "builds srun/mpirun/nccl-tests command lines and runs `mpirun --version`: the launchers' "
-        "flags, not costmodel's"
-    ),
+}
+
+#: The launchers' flags runner.py may name (it builds srun/mpirun command lines and runs
+#: `mpirun --version`), flag -> why. runner.py is the API of ``run_nccl_tests``: every other
+#: flag in its messages is costmodel's (``--algos``, ``--build-dir``) and must be the field
+#: (`` `algos` ``), which the CLI says as its option. It was exempt as a whole file, so its
+#: "(--algos)" and "pass --build-dir" reached a notebook user.
+RUNNER_FLAGS: dict[str, str] = {
+    "--version": "`mpirun --version`, run to tell the MPI flavor, and named when it fails",
+    "--map-by": "OpenMPI's placement flag, in the mpirun command line the runner builds",
+    "--ntasks-per-node": "srun's flag, in the srun command line the runner builds",
 }
 
 
@@ -228,6 +235,14 @@ def test_no_validation_message_names_a_costmodel_flag():
     files = sorted((PACKAGE / "validation").rglob("*.py"))
     found = _scan(flag_literals, files)
     assert found  # the scan reads validation/: the launchers' flags are there
+    runner = "costmodel/validation/runner.py"
+    named = {f for (rel, text) in found if rel == runner for f in FLAG.findall(text)}
+    assert named >= set(RUNNER_FLAGS), "a stale RUNNER_FLAGS entry"
+    found = {
+        k: v
+        for k, v in found.items()
+        if not (k[0] == runner and set(FLAG.findall(k[1])) <= set(RUNNER_FLAGS))
+    }
     assert_explained(
         found,
         VALIDATION_FLAGS,

@@ -146,7 +146,7 @@ def test_calibrate_leaves_one_gpu_rows_out_of_the_fit_and_says_so(tmp_path):
         assert notes == (
             [
                 "costmodel: warning: not fitted: 6 rows at 1 rank: a collective on one rank "
-                "moves nothing (busbw undefined), left out of the fit"
+                "moves nothing, busbw undefined, left out of the fit"
             ]
             if one_gpu
             else []

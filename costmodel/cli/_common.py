@@ -64,6 +64,11 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
     return cli_words(name_options(text, options) if options is not None else text)
 
 
+#: The refusal of a cluster preset and a link bandwidth together (`collective`, `step`): the two
+#: roads a command prices on, said once for both.
+CLUSTER_OR_LINK = "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
+
+
 #: API names the library marks in a message (:data:`costmodel._limits.FIELD_MARK`) that are no
 #: option of the command being run, in the CLI's words: what the CLI does for that name.
 CLI_NAMES: dict[str, str] = {

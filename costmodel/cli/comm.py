@@ -19,6 +19,7 @@ from ..collectives import link_hardware_note
 from ..tables import OPS, canonical_op
 from ._common import (
     _MODEL_HELP,
+    CLUSTER_OR_LINK,
     REPLACED_OUTPUT,
     JsonOpt,
     _human_frame,
@@ -462,9 +463,7 @@ def collective(
     link_model = _link_model(model) if cluster is None and model is not None else None
     if cluster is not None:
         if bandwidth is not None:
-            raise ValueError(
-                "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
-            )
+            raise ValueError(CLUSTER_OR_LINK)
         if link_ranks is not None:  # the preset's nodes these ranks take, as the sweep's
             nodes, gpus_per_node = _cluster_ranks(cluster, link_ranks, nodes, gpus_per_node)
     nodes = 1 if nodes is None else nodes

@@ -393,11 +393,12 @@ def validate_torch(
         *(extra or []),
     ]
     _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
-    from ..validation.torch_bench import backend_problem
+    from ..validation.torch_bench import backend_problem, nccl_env
 
     problem = backend_problem(backend, nproc)  # nccl without GPUs: one line, not a traceback
     if problem is not None:
         raise ValueError(problem)
+    nccl_env(backend)  # an exported NCCL_ALGO / NCCL_PROTO NCCL would refuse: before torchrun
     cmd = [
         sys.executable,
         "-m",

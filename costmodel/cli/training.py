@@ -14,6 +14,7 @@ from ..compute import FP8_GPUS_TEXT
 from ..hardware import DEFAULT_NODES
 from ._common import (
     _MODEL_HELP,
+    CLUSTER_OR_LINK,
     JsonOpt,
     _jsonable,
     _kv,
@@ -1351,9 +1352,7 @@ def step(
         cluster = str(Scenario.model_fields["cluster"].default)
     if cluster is not None:
         if bandwidth is not None:
-            raise ValueError(
-                "give either --cluster (with --nodes or --ranks) or --ranks and --bandwidth"
-            )
+            raise ValueError(CLUSTER_OR_LINK)
         if ranks is not None:  # the preset's nodes these ranks take, as the sweep's
             nodes, gpus_per_node = preset_ranks(
                 cluster, ranks, nodes if option_given("--nodes") else None, gpus_per_node

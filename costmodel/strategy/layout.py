@@ -68,18 +68,30 @@ _OTHER_NAMES: dict[str, str] = {
 """Names users type for a strategy (ZeRO-3, FSDP's ShardingStrategy) -> the one name used here."""
 
 
+RANKS_EVERY_LAYOUT = "`cm.advise_strategy()`"
+"""The API call that ranks every layout of one job (its step time, memory and fit): what a
+refusal of ``strategy='all'`` points to where one layout is priced."""
+
+
 def unknown_strategy(name: Any, *, field: str = "strategy", allow_all: bool = False) -> str:
     """The one-line error for a strategy name that is not one of :data:`STRATEGIES`, pointing
-    to the name used here when ``name`` is another name for it (``zero3`` -> ``fsdp``).
+    to the name used here when ``name`` is another name for it (``zero3`` -> ``fsdp``), and,
+    for ``all`` where one layout is priced (``allow_all`` False: ``cm.Scenario``,
+    ``cm.Layout``, ``cm.strategy_step``), to the API call that ranks every layout
+    (``cm.advise_strategy``, the step and memory of each; the CLI says its command).
 
     >>> unknown_strategy("zero-3")
     "strategy: unknown 'zero-3'; allowed: ddp, zero1, zero2, fsdp, hsdp (ZeRO-3 is fsdp here)"
+    >>> unknown_strategy("all")
+    "strategy: unknown 'all'; allowed: ddp, zero1, zero2, fsdp, hsdp (`cm.advise_strategy()` ranks every layout, with its memory)"
     """
     allowed = ", ".join(STRATEGIES) + (", all" if allow_all else "")
     key = "".join(c for c in str(name).lower() if c.isalnum())
     same = _OTHER_NAMES.get(key)
     hint = ""
-    if same is not None:
+    if key == "all" and not allow_all:
+        hint = f" ({RANKS_EVERY_LAYOUT} ranks every layout, with its memory)"
+    elif same is not None:
         label = f"ZeRO-{key[-1]}" if key.startswith("zero") else str(name)
         hint = f" ({label} is {same} here)"
     return f"{field}: unknown {name!r}; allowed: {allowed}{hint}"

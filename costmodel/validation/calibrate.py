@@ -417,7 +417,7 @@ def calibrate(
     # a run on one rank (a GPU-count sweep's first run, -g 1) moved nothing: the alpha-beta
     # line prices 0 bytes there, so its rows would be fitted as latency alone and each give
     # an infinite busbw error; left out and said, as validate compare leaves them out
-    from .compare import ONE_RANK_REFUSAL
+    from .compare import ONE_RANK_MOVES_NOTHING, ONE_RANK_REFUSAL
 
     lonely = df["ranks"] < 2
     if lonely.all():
@@ -429,8 +429,8 @@ def calibrate(
         from costmodel.units import format_counted
 
         skipped.append(
-            f"{format_counted(int(lonely.sum()), 'row')} at 1 rank: a collective on one rank "
-            "moves nothing (busbw undefined), left out of the fit"
+            f"{format_counted(int(lonely.sum()), 'row')} at 1 rank: {ONE_RANK_MOVES_NOTHING}, "
+            "left out of the fit"
         )
     no_formula: list[tuple[str, str]] = []  # (op, NCCL_ALGO) of the groups skipped for that
     for key, group in df.groupby(["op", "algorithm", "protocol", "level"], sort=True):

@@ -830,8 +830,11 @@ def _algorithm_name(pinned: str) -> str:
 
 #: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
 _EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
+#: why a row measured on one rank is neither compared nor fitted (compare's note, calibrate's
+#: warning: one wording)
+ONE_RANK_MOVES_NOTHING = "a collective on one rank moves nothing, busbw undefined"
 #: the note of a row measured on one rank beside rows of more (compare leaves it out)
-ONE_RANK_NOTE = "1 rank: a collective on one rank moves nothing, busbw undefined (not compared)"
+ONE_RANK_NOTE = f"1 rank: {ONE_RANK_MOVES_NOTHING} (not compared)"
 #: the refusal of rows all measured on one rank (compare and calibrate)
 ONE_RANK_REFUSAL = (
     "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "

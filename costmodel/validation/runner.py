@@ -61,6 +61,7 @@ __all__ = [
     "drop_partial_line",
     "find_binary",
     "inherited_env",
+    "inherited_nccl",
     "launch_columns",
     "launch_env",
     "load_results",
@@ -189,7 +190,7 @@ BUILD_HINT = (
     "  git clone https://github.com/NVIDIA/nccl-tests && cd nccl-tests &&\n"
     "  make -j CUDA_HOME=/usr/local/cuda NCCL_HOME=/path/to/nccl;\n"
     "  for srun or mpirun add MPI=1 MPI_HOME=/path/to/mpi to make;\n"
-    "then pass --build-dir nccl-tests/build (or set NCCL_TESTS_BUILD)."
+    "then give `build_dir` (nccl-tests/build) or set NCCL_TESTS_BUILD."
 )
 
 
@@ -357,6 +358,37 @@ def launch_columns(env: Mapping[str, str]) -> dict[str, bool]:
     return out
 
 
+def inherited_nccl(var: str, environ: Mapping[str, str], remedy: str) -> str | None:
+    """The ``NCCL_ALGO`` or ``NCCL_PROTO`` (``var``) exported in ``environ``, stripped, once
+    checked as NCCL 2.24+ reads it (:func:`costmodel.nccl.names.parse_nccl_list`: a list per
+    function, ``allreduce:tree``, is valid); None when unset or blank (NCCL's own choice).
+
+    Every process a job starts inherits it, so the nccl-tests sweep (:func:`inherited_env`)
+    and the torch job (:func:`costmodel.validation.torch_bench.nccl_env`) read it through this
+    one function and refuse a value NCCL would refuse in the same words: a ValueError, one
+    line, naming the variable, its value and the allowed names, then ``remedy`` (what the
+    caller can do instead).
+
+    >>> inherited_nccl("NCCL_ALGO", {"NCCL_ALGO": " allreduce:tree "}, "unset it")
+    'allreduce:tree'
+    >>> inherited_nccl("NCCL_PROTO", {"NCCL_PROTO": "Fast"}, "unset it")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: NCCL_PROTO: 'Fast', set in this environment and inherited by every run, is not an NCCL_PROTO value ('Fast' is not a name NCCL knows); allowed: ll, ll128, simple (...); unset it
+    """
+    value = (environ.get(var) or "").strip()
+    if not value:
+        return None
+    try:  # NCCL 2.24+'s grammar: a list per function too (vLLM's NCCL_ALGO=allreduce:tree)
+        _names.parse_nccl_list(
+            value,
+            var,
+            lead=f"{var}: {value!r}, set in this environment and inherited by every run,",
+        )
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {remedy}") from None
+    return value
+
+
 def inherited_env(
     algos: Sequence[str | None] | None = None,
     protos: Sequence[str | None] | None = None,
@@ -379,7 +411,7 @@ def inherited_env(
     >>> inherited_env(None, None, {"NCCL_ALGO": "Tree"})[0]
     ['Tree']
     >>> print(inherited_env(None, None, {"NCCL_ALGO": "Tree"})[2][0])
-    NCCL_ALGO=Tree is set in this environment and every run inherits it: the sweep runs it pinned, as with --algos Tree (recorded in its rows); unset it for NCCL's own choice
+    NCCL_ALGO=Tree is set in this environment and every run inherits it: the sweep runs it pinned, as with `algos` Tree (recorded in its rows); unset it for NCCL's own choice
     >>> inherited_env(["Ring"], None, {"NCCL_ALGO": "Tree"})
     (['Ring'], None, [])
     >>> inherited_env(None, None, {"NCCL_ALGO": "allreduce:tree"})[0]  # vLLM's, NCCL 2.24+
@@ -392,21 +424,15 @@ def inherited_env(
     }
     notes = []
     for name, var in (("algos", "NCCL_ALGO"), ("protos", "NCCL_PROTO")):
-        value = (env.get(var) or "").strip()
-        if values[name] or not value:
+        if values[name]:
             continue
-        try:  # NCCL 2.24+'s grammar: a list per function too (vLLM's NCCL_ALGO=allreduce:tree)
-            _names.parse_nccl_list(
-                value,
-                var,
-                lead=f"{var}: {value!r}, set in this environment and inherited by every run,",
-            )
-        except ValueError as exc:
-            raise ValueError(f"{exc}; unset it, or set the sweep's own (--{name})") from None
+        value = inherited_nccl(var, env, f"unset it, or set the sweep's own (`{name}`)")
+        if value is None:
+            continue
         values[name] = [value]
         notes.append(
             f"{var}={value} is set in this environment and every run inherits it: the sweep "
-            f"runs it pinned, as with --{name} {value} (recorded in its rows); unset it for "
+            f"runs it pinned, as with `{name}` {value} (recorded in its rows); unset it for "
             "NCCL's own choice"
         )
     for name, value in launch_env(env).items():

@@ -230,19 +230,25 @@ def nccl_env(backend: str, environ: Any = None) -> dict[str, str | None]:
     rows name them (``algo_env``, ``proto_env``; None: NCCL's own choice), read from the
     environment every rank inherits: ``validate compare`` predicts a row pinned to its
     NCCL_ALGO, so an exported ``NCCL_ALGO=Tree`` the rows did not name was compared with
-    NCCL's own choice. gloo reads neither: both None.
+    NCCL's own choice. gloo reads neither: both None. A value NCCL would refuse is refused as
+    the nccl-tests sweep refuses it, in its words (ValueError, one line:
+    :func:`costmodel.validation.runner.inherited_nccl`); a list per function
+    (``allreduce:tree``, NCCL 2.24+) is valid.
 
     >>> nccl_env("nccl", {"NCCL_ALGO": "Tree"})
     {'algo_env': 'Tree', 'proto_env': None}
     >>> nccl_env("gloo", {"NCCL_ALGO": "Tree"})
     {'algo_env': None, 'proto_env': None}
     """
+    from costmodel.validation.runner import inherited_nccl
+
     env = os.environ if environ is None else environ
     if backend != "nccl":
         return {"algo_env": None, "proto_env": None}
+    remedy = "unset it for NCCL's own choice (the torch job sets none of its own)"
     return {
-        "algo_env": (env.get("NCCL_ALGO") or "").strip() or None,
-        "proto_env": (env.get("NCCL_PROTO") or "").strip() or None,
+        "algo_env": inherited_nccl("NCCL_ALGO", env, remedy),
+        "proto_env": inherited_nccl("NCCL_PROTO", env, remedy),
     }
 
 
@@ -892,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"torch_bench: {exc}", file=sys.stderr)
         return 2
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         print(
             "torch_bench: torch is not installed; pip install 'costmodel[validate]'",
@@ -908,6 +914,15 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         if os.environ.get("LOCAL_RANK", "0") == "0":  # one line per node, not one per rank
             print(f"torch_bench: {problem}", file=sys.stderr)
+        return 2
+    backend = args.backend
+    if backend == "auto":  # as _Bench picks it
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    try:  # an NCCL_ALGO / NCCL_PROTO NCCL would refuse: one line, before any rank starts work
+        nccl_env(backend)
+    except ValueError as exc:
+        if os.environ.get("LOCAL_RANK", "0") == "0":
+            print(f"torch_bench: {exc}", file=sys.stderr)
         return 2
     bench = _Bench(args)
     try:
