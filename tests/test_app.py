@@ -260,15 +260,14 @@ def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
     assert at.radio(key="zero_stage").value == 0
 
 
-def test_memory_page_one_rank_holds_ddps_buckets_and_says_so():
-    # the lesson's 112 GB for a 7B model, plus DDP's 14 GB bucket copy (allocated on one
-    # rank too: DDP's reducer does not test the world size)
+def test_memory_page_one_rank_holds_no_buffers_and_says_so():
+    # one rank under ddp is plain training: the lesson's 112 GB for a 7B model, no buckets
     from costmodel.units import format_bytes
 
     at = open_page("page_memory.py")  # a bare count: the model state alone by default
     at.number_input(key="dp_ranks").set_value(1).run()
     assert_clean(at)
-    assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(126e9)
+    assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(112e9)
     assert any("bucket" in c.value for c in at.caption)
 
 

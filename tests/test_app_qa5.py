@@ -106,9 +106,7 @@ def test_memory_names_the_buffer_of_the_stage_shown_and_the_excess_unsigned(
     assert not any(o in sized.split("plus", 1)[1] for o in other_buffers), sized
     at = open_page("page_memory.py", {"dp_ranks": "1"})
     sized = next(_plain(c.value) for c in at.caption if c.value.startswith("Sized as"))
-    # ddp on one rank holds its bucket copy too (DDP's reducer allocates it whatever the
-    # world size), and says so
-    assert "14 GB of DDP's bucket copy" in sized and "allocated on one rank too" in sized, sized
+    assert "no communication buffer" in sized and "14 GB" not in sized, sized
     fits = next(m for m in at.metric if m.label == "Fits?")
     assert fits.value == "no" and fits.proto.delta.endswith(" over"), fits.proto.delta
     assert not fits.proto.delta.startswith("-"), fits.proto.delta

@@ -257,18 +257,21 @@ def test_the_price_list_keeps_its_columns_for_prices_of_ten_dollars_and_more():
 
 # --- the GPU count typed in the other command's spelling ----------------------------------------
 @pytest.mark.parametrize(
-    ("args", "named"),
+    ("ranks_args", "nodes_args"),
     [
-        (("train", "--params", "7B", "--tokens", "1T", "--ranks", "64"), "--nodes N"),
-        (("scenario", "--params", "7B", "--ranks=64"), "scenario counts nodes of --cluster"),
+        (("train", "--params", "7B", "--tokens", "1T", "--ranks", "64"), ("--nodes", "8")),
+        (("scenario", "--params", "7B", "--ranks=64"), ("--nodes", "8")),
     ],
 )
-def test_the_gpu_count_in_another_commands_spelling_names_this_ones(args, named):
+def test_the_gpu_count_in_another_commands_spelling_is_the_same_job(ranks_args, nodes_args):
     """``memory --cluster dgx-h100 --nodes 8`` (as step and train take it) got "No such option:
-    --nodes (Possible options: --loss, --model, --no-reshard)"; memory and batch now take
-    ``--nodes`` with ``--cluster`` (tests/test_qa_pass17.py), train and scenario no ``--ranks``."""
-    line = one_line_error(run(*args), "No such option", named)
-    assert "Possible options" not in line
+    --nodes (Possible options: --loss, --model, --no-reshard)"; memory and batch take
+    ``--nodes`` with ``--cluster`` (tests/test_qa_pass17.py), and train and scenario now take
+    ``--ranks`` as whole nodes of the cluster (tests/test_cli_qa_pass17.py): the same answer."""
+    by_ranks = run(*ranks_args)
+    by_nodes = run(*[a for a in ranks_args if "ranks" not in a and a != "64"], *nodes_args)
+    assert by_ranks.exit_code == by_nodes.exit_code == 0, by_ranks.stderr + by_nodes.stderr
+    assert by_ranks.stdout == by_nodes.stdout
 
 
 def test_the_single_gpu_gh200_instance_says_its_price_is_the_whole_instances():

@@ -1,7 +1,8 @@
-"""Memory says what the process holds on one rank: DDP's bucket copy (PyTorch's reducer
-allocates its flat buckets whatever the world size) and FSDP2's copy of one unit at a time,
-the same on every road (API, ``costmodel memory``, the Memory page, the memory sweep, the
-step's memory); the lesson's ``training_memory`` stays the lesson's."""
+"""Memory says what the process holds on one rank: FSDP2's copy of one unit at a time, the
+same on every road (API, ``costmodel memory``, the Memory page, the memory sweep, the step's
+memory); ddp on one rank is plain training (the lesson's one GPU, no DDP wrapper, no bucket),
+and the bucket copy a DDP-wrapped process holds is the one torch allocates; the lesson's
+``training_memory`` stays the lesson's."""
 
 from __future__ import annotations
 
@@ -19,18 +20,16 @@ from costmodel.strategy.memory import stage_buffers_bytes, stage_memory, strateg
 ARCH = "llama-3.1-8b"
 
 
-def test_ddp_on_one_rank_holds_its_bucket_copy_and_the_lesson_keeps_16_p() -> None:
-    """``costmodel memory --strategy ddp --ranks 1`` listed no communication bucket (8 ranks:
-    16.1 GB for llama-3.1-8b), though DDP's reducer allocates the same buckets on one rank."""
+def test_ddp_on_one_rank_is_plain_training_and_more_ranks_hold_the_bucket_copy() -> None:
+    """One rank under ddp reduces nothing: the job runs without the DDP wrapper, so it holds the
+    lesson's 16 B per parameter (the step prices no all-reduce there either); from two ranks the
+    bucket copy of every gradient is held (16.1 GB for llama-3.1-8b)."""
     p = float(cm.load_arch(ARCH).params)
     one = strategy_memory(Layout(strategy="ddp", ranks=1), arch=ARCH)
-    eight = strategy_memory(Layout(strategy="ddp", ranks=8), arch=ARCH)
-    assert one.buffers_bytes == eight.buffers_bytes == p * 2  # bf16 gradients, once more
-    assert one.parts()["buckets_bytes"] == p * 2
-    # the lesson's closed form is untouched: 16 B per parameter, no bucket
+    two = strategy_memory(Layout(strategy="ddp", ranks=2), arch=ARCH)
+    assert one.buffers_bytes == 0.0 and two.buffers_bytes == p * 2  # bf16 gradients, once more
     assert float(training_memory(7e9).total_bytes) == 112e9
-    assert float(strategy_memory(Layout(strategy="ddp", ranks=1), 7e9).base.total_bytes) == 112e9
-    assert strategy_memory(Layout(strategy="ddp", ranks=1), 7e9).total_bytes == 126e9
+    assert strategy_memory(Layout(strategy="ddp", ranks=1), 7e9).total_bytes == 112e9
 
 
 def test_one_rank_memory_is_one_number_on_every_road() -> None:
@@ -56,7 +55,8 @@ def test_one_rank_memory_is_one_number_on_every_road() -> None:
         # bare counts: the sweep's buffers column comes from stage_buffers_bytes
         bare = stage_memory(stage, 1, 7e9)
         buffers = stage_buffers_bytes(stage, [1, 8], [7e9, 7e9])
-        assert buffers[0] == bare.buffers_bytes + bare.gathered_bytes > 0
+        assert buffers[0] == bare.buffers_bytes + bare.gathered_bytes
+        assert (buffers[0] > 0) == (strategy == "fsdp")  # ddp's one rank holds no bucket
         at = open_page("page_memory.py", {"dp_ranks": "1", "zero_stage": str(stage)})
         assert not at.exception
         assert metrics(at)[f"Memory per GPU, ZeRO-{stage}"] == format_bytes(bare.total_bytes)
@@ -82,10 +82,10 @@ def test_fsdp_on_one_rank_holds_one_unit_gathered_not_the_prefetched_pair() -> N
 
 
 @pytest.mark.torch
-def test_ddp_buckets_on_one_rank_are_every_gradient_as_torch_allocates_them() -> None:
-    """PyTorch's DDP on a world size of 1 (gloo, CPU) builds its reducer and buckets: the
-    bucket bytes are every gradient's, the count ``strategy_memory`` gives for ddp on one
-    rank (fp32 gradients here: ``grad_dtype="fp32"``)."""
+def test_ddp_buckets_are_every_gradient_as_torch_allocates_them() -> None:
+    """PyTorch's DDP builds its reducer and buckets (on a world size of 1 too: gloo, CPU): the
+    bucket bytes are every gradient's, the count ``strategy_memory`` gives ddp per rank from two
+    ranks up, where they do not depend on the rank count (fp32 gradients: ``grad_dtype``)."""
     torch = pytest.importorskip("torch")
     dist = pytest.importorskip("torch.distributed")
     if dist.is_initialized():
@@ -103,7 +103,7 @@ def test_ddp_buckets_on_one_rank_are_every_gradient_as_torch_allocates_them() ->
         dist.destroy_process_group()
     params = sum(t.numel() for t in model.parameters())
     assert params == 8 * (256 * 256 + 256)
-    lay = Layout(strategy="ddp", ranks=1, grad_dtype="fp32")
+    lay = Layout(strategy="ddp", ranks=2, grad_dtype="fp32")
     assert strategy_memory(lay, float(params)).buffers_bytes == held
 
 

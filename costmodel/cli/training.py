@@ -479,8 +479,9 @@ def memory(
     the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp) or for
     --strategy (hsdp: ZeRO-3 inside groups of --group-size GPUs, as `step --strategy hsdp
     --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
-    their own, beside the lesson's total (on one rank too: DDP's reducer, DeepSpeed and
-    FSDP2 allocate them whatever the world size; FSDP2 gathers one unit at a time there). --nodes N with --cluster shards
+    their own, beside the lesson's total (one rank under ddp is plain training, no buckets;
+    DeepSpeed's buffers and FSDP2's unit copies are held on one rank too, FSDP2 one unit at a
+    time). --nodes N with --cluster shards
     over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
     scenario and train count them; without --cluster, N x G ranks and no verdict; not with
     --ranks). Without --ranks and --nodes the state is sharded over one node, the default of

@@ -6,7 +6,7 @@ while it communicates:
 
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's
-          default), at any rank count, one rank included
+          default), from two ranks up (one rank: plain training, below)
 zero1/2   DeepSpeed's contiguous gradient ("ipg") buffers, allocated whole: two (double
           buffered, as ``overlap_comm`` allocates them; one with ``overlap=False``) of the
           reduce bucket's elements (``reduce_bucket_size``, 5e8 by default) in the weights'
@@ -19,13 +19,16 @@ fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the 
           gather dtype)
 ========= ==================================================================================
 
-Memory says what the process holds, one rank included: DDP's reducer allocates its bucket copy
-whatever the world size (:func:`_ddp_buckets_bytes`), DeepSpeed its ipg buffers in
-``setup_buckets`` (:func:`_zero_buffers_bytes`), and FSDP2 on one rank copies each unit into an
-unsharded buffer though it gathers nothing (one unit at a time, no prefetched neighbour:
-:func:`_fsdp_one_rank_bytes`). So ``ddp`` on one rank is ``16 P + 2 P`` for mixed-precision
-Adam; the lesson's ``16 P`` (:func:`costmodel.memory.training_memory`, unchanged) is a process
-without DDP. An hsdp group of one GPU is FSDP2 on a shard group of one, alike.
+Memory says what the process holds. ``ddp`` on one rank is plain training, the lesson's one
+GPU: nothing to reduce, so no DDP wrapper and no bucket copy (``16 P`` for mixed-precision Adam,
+:func:`costmodel.memory.training_memory`); its step prices no all-reduce either. A one-process
+job that wraps its model in DDP all the same holds ``2 P`` more in bf16 (PyTorch's reducer
+allocates its buckets whatever the world size: :func:`_ddp_buckets_bytes`); ask for two ranks to
+see it. ZeRO-1/2 and fsdp name a wrapper that is the training loop itself, so one rank holds
+what it allocates there: DeepSpeed its ipg buffers in ``setup_buckets``
+(:func:`_zero_buffers_bytes`), FSDP2 a copy of each unit in an unsharded buffer though it
+gathers nothing (one unit at a time, no prefetched neighbour: :func:`_fsdp_one_rank_bytes`). An
+hsdp group of one GPU is FSDP2 on a shard group of one, alike.
 
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
@@ -481,9 +484,8 @@ def _strategy_memory(
         elements = lay.bucket_cap(grad_b) / grad_b
         buffers = _zero_buffers_bytes(elements, r.weight_bytes, overlap)
     elif lay.strategy == "ddp":
-        # at any rank count, one included: DDP's reducer allocates its flat buckets whatever
-        # the world size (_ddp_buckets_bytes)
-        buffers = _ddp_buckets_bytes(p, grad_b)
+        # from two ranks up; one rank is plain training, no DDP wrapper (module docstring)
+        buffers = _ddp_buckets_bytes(p, grad_b) if lay.ranks > 1 else 0.0
     elif lay.shard_group == 1:
         # fsdp on one rank, an hsdp group of one GPU: FSDP2 all-gathers nothing but still
         # copies each unit into its unsharded buffer and its gradients into the reduce buffer
@@ -510,8 +512,9 @@ def _strategy_memory(
 
 def _ddp_buckets_bytes(params: float, grad_bytes: float) -> float:
     r"""DDP's bucket copy of the gradients [B]: ``B = P g``, every gradient once more in the
-    reduction dtype ``g`` (the layout's ``grad_dtype``, else the recipe's), at any rank count,
-    one rank included.
+    reduction dtype ``g`` (the layout's ``grad_dtype``, else the recipe's), whatever the rank
+    count of a DDP-wrapped process (the ddp layout counts it from two ranks up: one rank is
+    plain training, the module docstring).
 
     From PyTorch's source (pytorch/pytorch, v2.13.0): ``DistributedDataParallel.__init__``
     (torch/nn/parallel/distributed.py) builds its ``Reducer`` through ``_ddp_init_helper``
@@ -525,8 +528,8 @@ def _ddp_buckets_bytes(params: float, grad_bytes: float) -> float:
     counts the default). Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
     ``Linear(1024, 1024)`` model's ``_get_ddp_logging_data()["bucket_sizes"]`` sum to
     33,587,200 B, its 8,396,800 fp32 gradients' bytes (tests/test_qa_pass46.py checks it).
-    So ``ddp`` on one rank is a DDP-wrapped process and holds the copy; the lesson's
-    ``16 P`` (:func:`costmodel.memory.training_memory`) is a process without DDP.
+    So a DDP-wrapped process holds the copy on one rank too; the ``ddp`` layout on one rank is
+    the lesson's ``16 P`` (:func:`costmodel.memory.training_memory`), a process without DDP.
 
     >>> _ddp_buckets_bytes(7e9, 2.0) / 1e9
     14.0
@@ -648,7 +651,7 @@ def stage_memory(
     These are the :class:`~.layout.Layout` fields ``costmodel step --strategy`` sets, so
     ``costmodel memory --strategy hsdp --group-size 8`` and the step size one layout.
 
-    >>> round(stage_memory(0, 1, 7e9).total_bytes / 1e9)        # 16 B x 7B + the bucket copy
+    >>> round(stage_memory(0, 8, 7e9).total_bytes / 1e9)        # 16 B x 7B + the bucket copy
     126
     >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
     14
@@ -755,13 +758,13 @@ def stage_buffers_bytes(
     elementwise over arrays of ``ranks`` and ``params`` (the memory sweep's rows): the buckets
     and gathered units, which depend on the count and not on the rank count above one rank, so
     each distinct count is sized once for one rank and once above one (by :func:`stage_memory`
-    itself: ddp's bucket copy and ZeRO-1/2's ipg buffers are the same on one rank, fsdp's one
-    gathered unit less, :func:`_fsdp_one_rank_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
+    itself: ZeRO-1/2's ipg buffers are the same on one rank, ddp holds no bucket copy there
+    (plain training) and fsdp one gathered unit less, :func:`_fsdp_one_rank_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
     (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``), valid at
     every rank count of ``ranks`` (:func:`memory_layout`).
 
     >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]
-    [14, 14]
+    [0, 14]
     >>> [round(b / 1e9) for b in stage_buffers_bytes(1, [1, 8], [7e9, 7e9])]
     [2, 2]
     """
@@ -797,9 +800,11 @@ def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: A
     whole); 0 when not even one parameter fits. ``kw`` as for :func:`strategy_memory` (no
     ``arch``: the count is the unknown).
 
-    >>> round(stage_max_params(80e9, 0, 1) / 1e9, 6)            # ddp: 80 GB / (16 + 2) B
+    >>> stage_max_params(80e9, 0, 1) / 1e9                      # one rank: 80 GB / 16 B
+    5.0
+    >>> round(stage_max_params(80e9, 0, 8) / 1e9, 6)            # ddp: 80 GB / (16 + 2) B
     4.444444
-    >>> stage_max_params(20.0, 0, 1)                            # 18 B a parameter: one, not 1.1
+    >>> stage_max_params(20.0, 0, 1)                            # 16 B a parameter: one, not 1.25
     1.0
     """
 
@@ -820,7 +825,7 @@ def layout_max_params(capacity_bytes: float, layout: Layout, **kw: Any) -> float
     ``max_params``. ``kw`` as for :func:`strategy_memory` (no ``arch``).
 
     >>> from .layout import Layout
-    >>> round(layout_max_params(80e9, Layout(strategy="ddp", ranks=1)) / 1e9, 6)  # 80 GB / 18 B
+    >>> round(layout_max_params(80e9, Layout(strategy="ddp", ranks=8)) / 1e9, 6)  # 80 GB / 18 B
     4.444444
     """
 

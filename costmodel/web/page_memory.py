@@ -872,10 +872,15 @@ def render() -> None:
             + (" + activations" if inp["activation"] is not None else "")  # none when left out
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
-            + f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
-            # DDP's reducer, DeepSpeed's ipg buffers and FSDP2's unit copies are allocated
-            # whatever the world size (costmodel.strategy.memory)
-            + (", allocated on one rank too." if int(inp["ranks"]) == 1 else ".")
+            + (
+                "no communication buffer (one rank is plain training: nothing to reduce, no "
+                "DDP buckets)."
+                if int(inp["ranks"]) == 1 and stage == 0
+                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
+                # DeepSpeed's ipg buffers and FSDP2's unit copies are allocated whatever the
+                # world size (costmodel.strategy.memory)
+                + (", allocated on one rank too." if int(inp["ranks"]) == 1 else ".")
+            )
         )
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
