@@ -2092,7 +2092,16 @@ def _calibrated_micro_s(
     measured one-node step (the fidelity report's scaling road,
     ``step_fidelity._Engine.calibrate``) is calibrated in that run's own dtypes: it is that
     run's compute. Fixed point (the step increases with the compute), cached per one-node
-    setting."""
+    setting.
+
+    Known limit: where no compute reproduces the fitted step (the one-node communication alone
+    is longer: :data:`_UNCALIBRATED_NOTE`), ``ct.micro_s`` is used as it is, which is longer
+    than the calibrated compute just past the edge, where the fixed point has taken nearly all
+    the communication out. So a mixture of experts (all experts gathered, the active ones
+    computing) is priced faster with more work across that edge (a longer sequence, a larger
+    micro-batch, more recomputation): mixtral-8x7b on one DGX H100 node under fsdp, 0.591 s
+    at 1536 tokens, 0.554 s at 2048 (README, "Decisions and known limits";
+    tests/test_qa_pass50.py)."""
     one, one_json = _one_node(c)
     key = (
         one_json,
