@@ -1,0 +1,490 @@
+"""Figures README.md and docs/*.md quote as what a call or a command gives, recomputed now.
+
+The other readers of the docs check the README's Python comments that start with a literal
+(``tests/test_readme.py``), the lesson's figures (``tests/test_docs_qa5.py``), the generated
+reports (docs/step-fidelity.md, docs/fidelity.md, by their scripts) and names, signatures and
+constants (``tests/test_docs_audit.py``, ``tests/test_docs_current.py``). What they left is
+read here, each figure from the doc's own text and compared to the code at the doc's rounding
+(``534 ms`` holds 533.5-534.5 ms, ``7.0 %`` 6.95-7.05 %), so a model change that moves a
+quoted figure fails until the doc says the new one:
+
+- **figures in prose** (:data:`FIGURES`): the strategy advisor's tie on 8 DGX H100 (it said
+  "zero2 (+8.4 % under ±7.9 %)" after zero1/zero2's one parameter all-gather made it
+  +7.3 % under ±7.0 %), the side-by-side verdicts, the step band, memory and loss examples,
+  and the README's Python comments that begin with words (``# + (N-1)/N M gamma: 0.689 s``);
+- **a shell line's comment** (``costmodel batch ...  # 512 GPUs: accumulation 2``): the
+  command as the README writes it is run with ``--json`` and each figure of its comment read
+  back from the keys :data:`SHELL_KEYS` names;
+- **a CLI row quoted** (:data:`CLI_ROWS`): the command's text output has the row with that
+  value (the README quoted `lesson total (no buffers)` 112 GB for one rank, a row one rank no
+  longer prints);
+- **docs/gpu-checks.md's memory table**: its model column is the memory model's parts for
+  each recorded run.
+
+Each reader is checked on a planted stale figure (the last test).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import pytest
+
+import costmodel as cm
+from tests._cli import run
+from tests._paths import ROOT
+
+GB = 1e9
+NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+
+
+@cache
+def _text(doc: str) -> str:
+    """A doc with every run of white space one space (a sentence may wrap anywhere)."""
+    return re.sub(r"\s+", " ", (ROOT / doc).read_text(encoding="utf-8"))
+
+
+def _agrees(written: str, value: float) -> bool:
+    """``value`` rounds to ``written`` at its last digit (``1.2`` holds 1.15-1.25)."""
+    digits = written.replace(",", "")
+    decimals = len(digits.partition(".")[2])
+    half = 0.5 * 10.0**-decimals
+    return abs(value - float(digits)) <= half * (1 + 1e-9)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """Figures a doc states as what the code gives: ``pattern`` (on the doc's text, white
+    space collapsed) captures each number, ``compute`` gives them now, in the doc's units."""
+
+    name: str
+    doc: str
+    pattern: str
+    compute: Callable[[], tuple[float, ...]]
+
+
+def _wrong(fig: Figure, text: str) -> list[str]:
+    """What of ``fig`` the text does not say as computed (empty: all of it agrees)."""
+    m = re.search(fig.pattern, text)
+    if m is None:
+        return [f"{fig.doc}: no longer says {fig.pattern!r}: update or drop this figure"]
+    values = fig.compute()
+    assert len(values) == len(m.groups()), (fig.name, values)
+    return [
+        f"{fig.doc}: {fig.name}: says {w} where the code gives {v:.6g}"
+        for w, v in zip(m.groups(), values, strict=True)
+        if not _agrees(w, v)
+    ]
+
+
+# --- what each figure is ------------------------------------------------------------------------
+@cache
+def _advice() -> list[dict]:
+    return cm.advise_strategy(arch="llama-3.1-8b", cluster="dgx-h100", nodes=8).rows()
+
+
+def _advisor_tie() -> tuple[float, ...]:
+    """README, "A winner only when it wins": the four layouts tied with fsdp."""
+    tied = [r for r in _advice() if r["within_expected_error"]]
+    assert [r["layout"] for r in tied] == ["fsdp", "fsdp (no reshard)", "hsdp g=32", "hsdp g=16"]
+    steps = [r["step_time_s"] * 1e3 for r in tied]
+    last = max(tied[1:], key=lambda r: r["gap_to_best"])
+    return min(steps), max(steps), 100 * last["gap_to_best"], 100 * last["half_width_vs_best"]
+
+
+def _advisor_zero() -> tuple[float, ...]:
+    """The same table's zero2 and zero1: one step (one all-gather of the weights each), told
+    apart from fsdp."""
+    rows = {r["layout"]: r for r in _advice()}
+    z1, z2 = rows["zero1"], rows["zero2"]
+    assert z1["step_time_s"] == z2["step_time_s"] and not z2["within_expected_error"]
+    return 100 * z2["gap_to_best"], 100 * z2["half_width_vs_best"]
+
+
+def _ring_vs_nvls_tree() -> tuple[float, ...]:
+    (v,) = cm.predict_all_algorithms("all_reduce", 14e9, "dgx-h100", nodes=8).verdicts
+    assert (v.best, v.runner_up, v.winner) == ("ring", "nvls_tree", None)
+    return 100 * v.gap, 100 * v.half_width
+
+
+def _sides(changes: str, **kw) -> tuple:
+    a = cm.Scenario(**kw)
+    return a.evaluate(scaling=False, flips=False), a.with_changes(changes).evaluate(
+        scaling=False, flips=False
+    )
+
+
+def _fsdp_8_vs_16() -> tuple[float, ...]:
+    from costmodel.verdict import decide_scenarios
+
+    ra, rb = _sides("nodes=16", arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="fsdp")
+    v = decide_scenarios(ra, rb)
+    assert v.winner is None
+    return 100 * v.gap, 100 * v.half_width
+
+
+def _h100_vs_a100() -> tuple[float, ...]:
+    from costmodel.verdict import decide_scenarios
+
+    ra, rb = _sides("cluster=dgx-a100", arch="llama-3.1-70b", nodes=8, zero_stage=3)
+    v = decide_scenarios(ra, rb)
+    assert v.winner == "A"
+    return (100 * v.half_width,)
+
+
+def _two_clusters_1gb() -> tuple[float, ...]:
+    from costmodel.verdict import pair_half_width
+
+    a = cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2).error_band.half_width
+    b = cm.predict_collective("all_reduce", 1e9, "dgx-a100", nodes=4).error_band.half_width
+    return 100 * pair_half_width(a, b, same_error=False), 100 * max(a, b)
+
+
+def _band_70b() -> tuple[float, ...]:
+    s = cm.strategy_step(
+        arch="llama-3.1-70b", cluster="dgx-h100", nodes=8, strategy="fsdp", recompute="full"
+    )
+    lo, hi = s.step_time_band_s
+    return lo, hi, s.step_time_s
+
+
+def _memory_70b() -> tuple[float, ...]:
+    m = cm.strategy_memory(cm.Layout(strategy="fsdp", ranks=64), arch="llama-3.1-70b")
+    return m.total_bytes / GB, m.base.total_bytes / GB, m.gathered_bytes / GB
+
+
+def _tight_405b() -> tuple[float, ...]:
+    layout = cm.Layout(strategy="hsdp", ranks=256, group_size=64)
+    m = cm.strategy_memory(layout, arch="llama-3.1-405b", recompute="full")
+    card = float(cm.presets.load("h200-sxm").memory_bytes)
+    return m.total_bytes / GB, card / GB, 100 * (1 - m.total_bytes / card)
+
+
+def _loss_8b() -> tuple[float, ...]:
+    from costmodel.architecture import loss_logits_bytes
+
+    a = cm.load_arch("llama-3.1-8b")
+    tokens = 2 * 8192
+    fp32, _ = loss_logits_bytes(tokens, a.vocab, "fp32")
+    fused, _ = loss_logits_bytes(tokens, a.vocab, "fused")
+    return fp32 / 2**30, fused / 2**30
+
+
+def _shape_7b() -> tuple[float, ...]:
+    from costmodel.architecture import architecture_for_params
+
+    a = architecture_for_params(7e9)
+    return a.layers, a.hidden
+
+
+def _b200_recompute() -> tuple[float, ...]:
+    _, rb = _sides("cluster=dgx-b200", params="7B", recompute="full")
+    return (rb.compute_s * 1e3,)
+
+
+def _crossover_8_nodes() -> tuple[float, ...]:
+    r = cm.predict_all_algorithms("all_reduce", [2.0**k for k in range(3, 36)], "dgx-h100", nodes=8)
+    first = r.crossovers.iloc[0]
+    assert (first.faster_below, first.faster_above) == ("tree", "nvls_tree")
+    return (first.message_bytes / 1e6,)
+
+
+def _busbw(time_s: float, size: float = 8 * 2**30, ranks: int = 16) -> float:
+    return cm.bus_bandwidth("all_reduce", size, ranks, time_s) / GB
+
+
+def _cluster_2() -> object:
+    return cm.cluster("dgx-h100", nodes=2)
+
+
+def _memory_comment() -> tuple[float, ...]:
+    m = cm.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    full = cm.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    return m.total_bytes / GB, m.activations_bytes / GB, full.total_bytes / GB
+
+
+def _fsdp_fit_comment() -> tuple[float, ...]:
+    r = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="fsdp").evaluate()
+    assert r.training_cost(2e12, price="aws-p5-on-demand").fit_warning == ""
+    return (r.memory_total_bytes / GB,)
+
+
+def _ddp_overhead_us() -> tuple[float, ...]:
+    from costmodel.compute import ddp_step_overhead_s
+
+    return (ddp_step_overhead_s(1) * 1e6,)
+
+
+R = "README.md"
+FIGURES = [
+    Figure(
+        "advisor tie",
+        R,
+        r"Llama 3\.1 8B on 8 DGX H100: fsdp, fsdp \(no reshard\), hsdp g=32 "
+        rf"and hsdp g=16 \({NUMBER}-{NUMBER} ms\) are within the expected error of each other "
+        rf"\(up to {NUMBER} % apart under ±{NUMBER} %",
+        _advisor_tie,
+    ),
+    Figure(
+        "advisor zero1/zero2",
+        R,
+        rf"zero2 and zero1 \(\+{NUMBER} % under ±{NUMBER} %\) are told apart",
+        _advisor_zero,
+    ),
+    Figure(
+        "14 GB ring vs nvls_tree",
+        R,
+        rf"14 GB on 8 DGX H100: ring is {NUMBER}% ahead of NVLS-tree under ±{NUMBER}%",
+        _ring_vs_nvls_tree,
+    ),
+    Figure(
+        "fsdp 8 vs 16 nodes",
+        R,
+        rf"Llama-2-7B FSDP on 8 vs 16 DGX H100 \({NUMBER} % apart\) "
+        rf"is within the expected error \(±{NUMBER} %\)",
+        _fsdp_8_vs_16,
+    ),
+    Figure(
+        "70B H100 vs A100",
+        R,
+        rf"Llama 3\.1 70B on 64 H100 vs A100 is decided under ±{NUMBER}%",
+        _h100_vs_a100,
+    ),
+    Figure(
+        "1 GB on two clusters",
+        R,
+        rf"1 GB on 2 DGX H100 against 4 DGX A100: decided under "
+        rf"±{NUMBER}%, where the wider band alone said ±{NUMBER}%",
+        _two_clusters_1gb,
+    ),
+    Figure(
+        "70B step band",
+        R,
+        r"Llama 3\.1 70B FSDP with full recomputation on 8 DGX H100: "
+        rf"[\d.]+-[\d.]+ s, now {NUMBER}-{NUMBER} s around {NUMBER} s",
+        _band_70b,
+    ),
+    Figure(
+        "70B ZeRO-3 memory",
+        R,
+        rf"Llama 3\.1 70B, ZeRO-3 on 64 ranks: {NUMBER} GB per GPU "
+        rf"everywhere \(the lesson's {NUMBER} GB \+ {NUMBER} GB gathered\)",
+        _memory_70b,
+    ),
+    Figure(
+        "405B tight fit",
+        R,
+        rf"405B in hsdp groups of 64 on 256 H200 with full recompute "
+        rf'fits at {NUMBER} of {NUMBER} GB, "fits with {NUMBER}% headroom',
+        _tight_405b,
+    ),
+    Figure(
+        "loss logits",
+        R,
+        rf"Llama 3\.1 8B at 2 x 8192 tokens: {NUMBER} GiB vs {NUMBER} GiB",
+        _loss_8b,
+    ),
+    Figure("7B shape", R, rf"e\.g\. {NUMBER} layers, hidden {NUMBER} for 7B", _shape_7b),
+    Figure("B200 recompute", R, rf"\(B's compute \d+ ms, now {NUMBER} ms\)", _b200_recompute),
+    Figure(
+        "crossover on 8 nodes",
+        R,
+        rf'"tree → nvls_tree at {NUMBER} MB" on 8 DGX H100 nodes',
+        _crossover_8_nodes,
+    ),
+    Figure(
+        "gamma comment",
+        R,
+        rf"gamma_s_per_byte=1e-11\) # \+ \(N-1\)/N M gamma: {NUMBER} s",
+        lambda: (cm.allreduce_time(14e9, 64, 50e9, gamma_s_per_byte=1e-11),),
+    ),
+    Figure(
+        "flat ring comment",
+        R,
+        rf"# 2x8 H100, 8x NDR: {NUMBER} GB/s busbw",
+        lambda: (_busbw(cm.flat_ring_allreduce_time(8e9, 2, 8, 450e9, 8, 50e9), 8e9),),
+    ),
+    Figure(
+        "textbook busbw comment",
+        R,
+        rf"NIC-limited ring, ~{NUMBER} GB/s busbw",
+        lambda: (_busbw(cm.allreduce_time(8 * 2**30, _cluster_2())),),
+    ),
+    Figure(
+        "lesson busbw comment",
+        R,
+        rf"the lesson's one-NIC-per-GPU ring: {NUMBER} GB/s",
+        lambda: (_busbw(cm.allreduce_time(8 * 2**30, _cluster_2(), model="lesson")),),
+    ),
+    Figure(
+        "70B memory comment",
+        R,
+        rf"# {NUMBER} GB \({NUMBER} GB activations\); "
+        rf'recompute="full": {NUMBER} GB',
+        _memory_comment,
+    ),
+    Figure("fsdp fit comment", R, rf'\(strategy="fsdp": {NUMBER} GB, ""\)', _fsdp_fit_comment),
+    Figure(
+        "own config's params",
+        R,
+        rf"mistral-7b/config\.json\"\) # {NUMBER} params",
+        lambda: (cm.load_arch("tests/data/hf_configs/mistral-7b/config.json").params,),
+    ),
+    Figure(
+        "architecture count",
+        R,
+        rf"cm\.arch_names\(\) lists all {NUMBER}",
+        lambda: (len(cm.arch_names()),),
+    ),
+    Figure("ddp overhead", R, rf"as about {NUMBER} us per parameter tensor", _ddp_overhead_us),
+    Figure(
+        "ddp overhead, 3.7",
+        "docs/design.md",
+        rf"ddp_step_overhead_s` \(about {NUMBER} us",
+        _ddp_overhead_us,
+    ),
+    Figure(
+        "ddp overhead, fitted",
+        "docs/design.md",
+        rf"~{NUMBER} us per parameter tensor",
+        _ddp_overhead_us,
+    ),
+]
+
+
+@pytest.mark.parametrize("fig", FIGURES, ids=[f"{f.doc}:{f.name}" for f in FIGURES])
+def test_each_figure_quoted_is_what_the_code_gives_now(fig):
+    wrong = _wrong(fig, _text(fig.doc))
+    assert not wrong, "\n".join(wrong)
+
+
+# --- a shell line's comment ------------------------------------------------------------------------
+def _results_time(data: dict, unit: float) -> float:
+    (row,) = [r for r in data["results"] if r.get("chosen", True)]
+    return row["time_s"] / unit
+
+
+# a figure in a comment -> where the command's --json has it (in the comment's unit)
+SHELL_KEYS: list[tuple[str, Callable[[dict], float]]] = [
+    (rf"^{NUMBER} s \(the lesson's ring\)", lambda d: _results_time(d, 1.0)),
+    (rf"realistic: {NUMBER} ms", lambda d: _results_time(d, 1e-3)),
+    (rf"accumulation =? ?{NUMBER}", lambda d: d["accumulation"]),
+    (rf"{NUMBER} GPUs:", lambda d: d["ranks"]),
+]
+
+
+def _shell_figures() -> list[tuple[str, str, str, Callable[[dict], float]]]:
+    """(line, command, figure written, reader) for each figure of a README shell comment."""
+    from tests.test_readme import SHELL_LINES
+
+    out = []
+    for _, line in SHELL_LINES:
+        command, _, comment = line.partition("  # ")
+        for pattern, read in SHELL_KEYS:
+            for m in re.finditer(pattern, comment.strip()):
+                out.append((line, command, m[1], read))
+    return out
+
+
+SHELL_FIGURES = _shell_figures()
+
+
+def test_the_shell_comments_with_figures_are_found():
+    assert len(SHELL_FIGURES) >= 7, [f[:3] for f in SHELL_FIGURES]
+
+
+@pytest.mark.parametrize(
+    ("line", "command", "written", "read"), SHELL_FIGURES, ids=[f[2] for f in SHELL_FIGURES]
+)
+def test_a_shell_comment_says_what_its_command_gives(line, command, written, read):
+    args = shlex.split(command)[1:]
+    r = run(*args, *([] if "--json" in args else ["--json"]))
+    assert r.exit_code == 0, (line, r.stderr)
+    value = read(json.loads(r.stdout))
+    assert _agrees(written, value), (
+        f"README.md: {line!r}: says {written}, the command gives {value}"
+    )
+
+
+# --- a CLI row quoted --------------------------------------------------------------------------------
+# (doc, the command as the doc writes it, the row's label, its value as printed; None: no such row)
+CLI_ROWS = [
+    (R, "memory --params 7B --gpu-memory 80GB --ranks 1", "total per GPU", "112 GB"),
+    (R, "memory --params 7B --gpu-memory 80GB --ranks 1", "lesson total (no buffers)", None),
+]
+
+
+def _rows(stdout: str) -> dict[str, str]:
+    """A text output's ``label   value`` rows (two or more spaces apart)."""
+    return dict((m[1], m[2]) for m in re.finditer(r"^(\S.*?\S) {2,}(\S.*?)\s*$", stdout, re.M))
+
+
+@pytest.mark.parametrize(("doc", "command", "label", "value"), CLI_ROWS)
+def test_a_cli_row_quoted_is_what_the_command_prints(doc, command, label, value):
+    text = _text(doc)
+    assert f"`{command}`" in text, f"{doc} no longer writes `{command}`"
+    if value is None:
+        assert f"no `{label}` row" in text
+    else:
+        assert f"`{label}` {value}" in text
+    r = run(*shlex.split(command))
+    assert r.exit_code == 0, r.stderr
+    assert _rows(r.stdout).get(label) == value, r.stdout
+
+
+# --- docs/gpu-checks.md: the memory model beside the device's memory ---------------------------------
+def test_the_memory_tables_model_column_is_the_memory_model_now():
+    """Each row of "Memory the device holds beyond the model": the model's parts at their
+    defaults (as ``tests/test_compute_shape_h200.py`` sums them) and their ratio to the
+    device's used memory, from the recorded run."""
+    from tests.test_compute_shape_h200 import MEMORY, _model_parts
+    from tests.test_compute_shape_h200 import _rows as recorded
+
+    text = (ROOT / "docs" / "gpu-checks.md").read_text(encoding="utf-8")
+    section = text.split("### Memory the device holds beyond the model", 1)[1]
+    table = [ln for ln in section.split("\n\n")[2].splitlines() if ln.startswith("| llama")]
+    runs = recorded(MEMORY / "compute.jsonl")
+    assert len(table) == len(runs) == 4
+    wrong = []
+    for line, row in zip(table, runs, strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[0].startswith(row["arch"].partition("[")[0]), (cells[0], row["arch"])
+        assert cells[1] == f"{row['seq']} x {row['micro_batch']}", cells[1]
+        model = _model_parts(row)
+        said_model, said_ratio = cells[-2].removesuffix(" GB"), cells[-1]
+        if not _agrees(said_model, model / GB):
+            wrong.append(f"{cells[:3]}: model {said_model} GB, now {model / GB:.2f}")
+        if not _agrees(said_ratio, model / row["device_used_bytes"]):
+            wrong.append(
+                f"{cells[:3]}: ratio {said_ratio}, now {model / row['device_used_bytes']:.3f}"
+            )
+    assert not wrong, "\n".join(wrong)
+
+
+# --- the readers, on planted stale figures -----------------------------------------------------------
+def test_the_readers_catch_planted_stale_figures():
+    assert _agrees("534", 534.4) and not _agrees("534", 534.6)
+    assert _agrees("7.0", 7.012) and not _agrees("7.0", 7.06)
+    assert _agrees("7,241,732,096", 7241732096) and not _agrees("140", 140.6)
+    # the advisor sentence as it stood before zero1/zero2 gathered the weights once
+    stale = "named; zero2 and zero1 (+8.4 % under ±7.9 %) are told apart."
+    (zero,) = [f for f in FIGURES if f.name == "advisor zero1/zero2"]
+    assert len(_wrong(zero, stale)) == 2
+    assert _wrong(zero, "zero2 (+8.4 % under ±7.9 %) is told apart")[0].endswith(
+        "update or drop this figure"
+    )
+    fake = Figure("planted", R, rf"takes {NUMBER} ms", lambda: (551.4,))
+    assert _wrong(fake, "takes 551 ms") == [] and _wrong(fake, "takes 552 ms")
+    # a shell comment's figure is found where the README writes one
+    line = "costmodel batch --local 1 --ranks 512  # 512 GPUs: accumulation 2"
+    found = [m[1] for p, _ in SHELL_KEYS for m in re.finditer(p, line.partition("  # ")[2].strip())]
+    assert found == ["2", "512"]
+    assert _rows("total per GPU            112 GB\nfits   no (32 GB over)\n") == {
+        "total per GPU": "112 GB",
+        "fits": "no (32 GB over)",
+    }
