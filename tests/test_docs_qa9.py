@@ -18,8 +18,10 @@ quoted figure fails until the doc says the new one:
 - **a CLI row quoted** (:data:`CLI_ROWS`): the command's text output has the row with that
   value (the README quoted `lesson total (no buffers)` 112 GB for one rank, a row one rank no
   longer prints);
-- **docs/gpu-checks.md's memory table**: its model column is the memory model's parts for
-  each recorded run.
+- **docs/gpu-checks.md's tables**: the predictions printed beside each recorded run (the
+  compute `costmodel step` shows for one H200 and its band, the memory model's parts, the
+  optimizer step) are what ``costmodel.validation.compute_bench`` prices for that
+  configuration now.
 
 Each reader is checked on a planted stale figure (the last test).
 """
@@ -488,3 +490,109 @@ def test_the_readers_catch_planted_stale_figures():
         "total per GPU": "112 GB",
         "fits": "no (32 GB over)",
     }
+
+
+# --- docs/gpu-checks.md: every table's prediction columns, priced again ---------------------------
+GPU_CHECKS = "docs/gpu-checks.md"
+COMPUTE_HEAD = "`costmodel step` compute"
+PARTS_HEADS = ("weights + gradients + activations", "model (")
+
+
+def _md_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every Markdown table of ``text``: its header cells and its rows' cells."""
+    tables, block = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif block:
+            tables.append((block[0], block[2:]))
+            block = []
+    return tables
+
+
+def _row_of(cells: dict[str, str]) -> dict:
+    """A table row as a compute_bench row: ``llama-3.1-70b, first 8 layers (h 8192)`` and
+    ``4096 x 1`` -> ``{"arch": "llama-3.1-70b[8 layers]", "layers": 8, "seq": 4096, ...}``."""
+    name, _, rest = cells["architecture"].partition(",")
+    cut = re.search(r"first (\d+) layers", rest)
+    seq, _, micro_batch = cells["seq x micro-batch"].partition(" x ")
+    row = {"arch": name.strip(), "seq": int(seq), "micro_batch": int(micro_batch)}
+    row["recompute"] = cells.get("recompute", "none")
+    if cut:
+        row |= {"arch": f"{row['arch']}[{cut[1]} layers]", "layers": int(cut[1])}
+    return row
+
+
+def _gpu_checks_wrong(text: str) -> tuple[int, list[str]]:
+    """(figures checked, those that are not what the code gives) over every table of
+    docs/gpu-checks.md with a ``costmodel step`` compute or a memory model column."""
+    from costmodel.memory import training_memory
+    from costmodel.validation import compute_bench as cb
+
+    checked, wrong = 0, []
+    for head, rows in _md_tables(text):
+        if head[:3] == ["parameters", "measured", "predicted"]:  # the optimizer step
+            for cells in rows:
+                params = int(cells[0].split()[0].replace(",", ""))
+                said = cells[2].removesuffix(" ms")
+                v = cb.predicted_optimizer(params, "hgx-h200")["predicted_optimizer_s"] * 1e3
+                checked += 1
+                if not _agrees(said, v):
+                    wrong.append(f"optimizer of {cells[0]}: {said} ms, now {v:.4g}")
+            continue
+        compute = [h for h in head if h.startswith(COMPUTE_HEAD)]
+        parts = [h for h in head if h.startswith(PARTS_HEADS) and "/" not in h]
+        if not (compute or parts) or "architecture" not in head:
+            continue
+        for cells in rows:
+            cell = dict(zip(head, cells, strict=True))
+            row = _row_of(cell)
+            arch = cb.row_arch(row)
+            for h in compute:
+                said = re.fullmatch(rf"{NUMBER} ms(?: \({NUMBER}-{NUMBER}\))?", cell[h])
+                assert said, cell[h]
+                p = cb.predicted(arch, "hgx-h200", row["seq"], row["micro_batch"], row["recompute"])
+                values = [p["predicted_compute_s"] * 1e3]
+                if said[2]:
+                    values += [p["band_low_s"] * 1e3, p["band_high_s"] * 1e3]
+                for w, v in zip([g for g in said.groups() if g], values, strict=True):
+                    checked += 1
+                    if not _agrees(w, v):
+                        wrong.append(f"{cells[:2]} {h}: {w} ms, now {v:.4g}")
+            for h in parts:
+                m = training_memory(
+                    arch=arch,
+                    sequence_length=row["seq"],
+                    micro_batch=row["micro_batch"],
+                    recompute=row["recompute"],
+                )
+                values = [m.weights_bytes, m.gradients_bytes, m.activations_bytes]
+                figures = re.findall(NUMBER, cell[h])
+                if len(figures) == 1:  # the sum alone
+                    figures, values = figures, [sum(values)]
+                else:
+                    values.append(sum(values))
+                for w, v in zip(figures, values, strict=True):
+                    checked += 1
+                    if not _agrees(w, v / GB):
+                        wrong.append(f"{cells[:2]} {h}: {w} GB, now {v / GB:.4g}")
+    return checked, wrong
+
+
+def test_gpu_checks_tables_price_each_run_as_the_code_does_now():
+    """The `costmodel step` compute (and its band), the memory model's parts and the optimizer
+    step each table of docs/gpu-checks.md prints beside a measured run are what compute_bench
+    prices for that configuration today, to the digits written."""
+    checked, wrong = _gpu_checks_wrong((ROOT / GPU_CHECKS).read_text(encoding="utf-8"))
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 80, checked
+
+
+def test_the_gpu_checks_reader_catches_planted_stale_cells():
+    text = (ROOT / GPU_CHECKS).read_text(encoding="utf-8")
+    planted = text.replace("| 476.2 ms (432-533) |", "| 476.2 ms (432-540) |", 1).replace(
+        "16.1 + 16.1 + 56.8 = 88.92 GB", "16.1 + 16.1 + 56.8 = 88.82 GB", 1
+    )
+    _, wrong = _gpu_checks_wrong(planted)
+    assert len(wrong) == 2, wrong
+    assert "540 ms" in wrong[0] and "88.82 GB" in wrong[1]
