@@ -17,7 +17,7 @@ quoted figure fails until the doc says the new one:
   back from the keys :data:`SHELL_KEYS` names;
 - **a CLI row quoted** (:data:`CLI_ROWS`): the command's text output has the row with that
   value (the README quoted `lesson total (no buffers)` 112 GB for one rank, a row one rank no
-  longer prints);
+  longer prints), or has no such row where the doc says so;
 - **docs/gpu-checks.md's tables**: the predictions printed beside each recorded run (the
   compute `costmodel step` shows for one H200 and its band, the memory model's parts, the
   optimizer step) are what ``costmodel.validation.compute_bench`` prices for that
@@ -414,11 +414,22 @@ def test_a_shell_comment_says_what_its_command_gives(line, command, written, rea
 
 
 # --- a CLI row quoted --------------------------------------------------------------------------------
-# (doc, the command as the doc writes it, the row's label, its value as printed; None: no such row)
+ONE_GPU = "memory --params 7B --gpu-memory 80GB --ranks 1"
+SHARDED_30B = "memory --params 30B --zero-stage 3 --ranks 16"
+BATCH_4MI = "train --arch llama-2-7b --tokens 2T --nodes 64 --zero 1 --global-tokens 4Mi --seq 4096"
+# (doc, what it says, the command it says it of, the row's label, its value as printed, None:
+# no such row); the command is written in the doc, beside the words or in a shell block
 CLI_ROWS = [
-    (R, "memory --params 7B --gpu-memory 80GB --ranks 1", "total per GPU", "112 GB"),
-    (R, "memory --params 7B --gpu-memory 80GB --ranks 1", "lesson total (no buffers)", None),
-]
+    (R, f"`{ONE_GPU}` (`total per GPU` 112 GB", ONE_GPU, "total per GPU", "112 GB"),
+    (R, "with no `lesson total (no buffers)` row", ONE_GPU, "lesson total (no buffers)", None),
+    (R, "`4.19 M tokens per step = 1,024 sequences x 4,096 tokens (micro-batch 1 x accumulation "
+     "2 x 512 GPUs)`", BATCH_4MI, "global batch", "4.19 M tokens per step = 1,024 sequences x "
+     "4,096 tokens (micro-batch 1 x accumulation 2 x 512 GPUs)"),
+    ("docs/lesson.md", f"`costmodel {SHARDED_30B}` prints `lesson total (no buffers)` 30 GB",
+     SHARDED_30B, "lesson total (no buffers)", "30 GB"),
+    ("docs/lesson.md", "30 GB beside `total per GPU` 33.9 GB", SHARDED_30B, "total per GPU",
+     "33.9 GB"),
+]  # fmt: skip
 
 
 def _rows(stdout: str) -> dict[str, str]:
@@ -426,14 +437,13 @@ def _rows(stdout: str) -> dict[str, str]:
     return dict((m[1], m[2]) for m in re.finditer(r"^(\S.*?\S) {2,}(\S.*?)\s*$", stdout, re.M))
 
 
-@pytest.mark.parametrize(("doc", "command", "label", "value"), CLI_ROWS)
-def test_a_cli_row_quoted_is_what_the_command_prints(doc, command, label, value):
+@pytest.mark.parametrize(
+    ("doc", "said", "command", "label", "value"), CLI_ROWS, ids=[r[1][:40] for r in CLI_ROWS]
+)
+def test_a_cli_row_quoted_is_what_the_command_prints(doc, said, command, label, value):
     text = _text(doc)
-    assert f"`{command}`" in text, f"{doc} no longer writes `{command}`"
-    if value is None:
-        assert f"no `{label}` row" in text
-    else:
-        assert f"`{label}` {value}" in text
+    assert said in text, f"{doc} no longer says {said!r}"
+    assert command in text, f"{doc} no longer writes `{command}`"
     r = run(*shlex.split(command))
     assert r.exit_code == 0, r.stderr
     assert _rows(r.stdout).get(label) == value, r.stdout
