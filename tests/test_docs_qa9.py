@@ -216,6 +216,12 @@ def _fsdp_fit_comment() -> tuple[float, ...]:
     return (r.memory_total_bytes / GB,)
 
 
+def _band_14gb() -> tuple[float, ...]:
+    p = cm.predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+    lo, hi = p.error_band.time_bounds(p.time_s)
+    return float(lo) * 1e3, float(hi) * 1e3
+
+
 def _ddp_overhead_us() -> tuple[float, ...]:
     from costmodel.compute import ddp_step_overhead_s
 
@@ -342,6 +348,18 @@ FIGURES = [
         R,
         rf"cm\.arch_names\(\) lists all {NUMBER}",
         lambda: (len(cm.arch_names()),),
+    ),
+    Figure(
+        "14 GB band",
+        R,
+        rf"the asymmetric time `band`, e\.g\. {NUMBER} ms-{NUMBER} ms for 14 GB on 8 DGX H100",
+        _band_14gb,
+    ),
+    Figure(
+        "textbook busbw on the Cluster page",
+        R,
+        rf"the Cluster page shows the textbook's {NUMBER} GB/s",
+        lambda: (_busbw(cm.allreduce_time(8 * 2**30, _cluster_2())),),
     ),
     Figure("ddp overhead", R, rf"as about {NUMBER} us per parameter tensor", _ddp_overhead_us),
     Figure(
