@@ -11,7 +11,8 @@ quoted figure fails until the doc says the new one:
 - **figures in prose** (:data:`FIGURES`): the strategy advisor's tie on 8 DGX H100 (it said
   "zero2 (+8.4 % under ±7.9 %)" after zero1/zero2's one parameter all-gather made it
   +7.3 % under ±7.0 %), the side-by-side verdicts, the step band, memory and loss examples,
-  and the README's Python comments that begin with words (``# + (N-1)/N M gamma: 0.689 s``);
+  the README's Python comments that begin with words (``# + (N-1)/N M gamma: 0.689 s``) and
+  the step scores it quotes from docs/step-fidelity.md (a report its own test keeps current);
 - **a shell line's comment** (``costmodel batch ...  # 512 GPUs: accumulation 2``): the
   command as the README writes it is run with ``--json`` and each figure of its comment read
   back from the keys :data:`SHELL_KEYS` names;
@@ -216,6 +217,32 @@ def _fsdp_fit_comment() -> tuple[float, ...]:
     return (r.memory_total_bytes / GB,)
 
 
+@cache
+def _step_report() -> dict[str, float]:
+    """docs/step-fidelity.md's summary (the report ``tests/test_step_fidelity.py`` keeps current
+    with the code): the figures the README quotes from it, by name."""
+    text = _text("docs/step-fidelity.md")
+    got = {}
+    for key, pattern in {
+        "median": rf"\| absolute, nothing measured: median \(\d+ rows\) \| [^|]* \| {NUMBER} %",
+        "p90": rf"\| absolute: 90th percentile \| [^|]* \| {NUMBER} %",
+        "covers": rf"\| absolute: step band covers, held out [^|]* \| [^|]* \| {NUMBER} %",
+        "one node": rf"\| 75-85 % \| [\d.]+ % \(one node {NUMBER} %",
+        "beyond": rf"beyond one node {NUMBER} %; in-sample",
+        "in-sample": rf"; in-sample {NUMBER} %\); scaling band without",
+        "source": rf"scaling band without the row's source {NUMBER} %;",
+        "per family": rf"the per-family compute band before {NUMBER} %",
+    }.items():
+        m = re.search(pattern, text)
+        assert m, f"docs/step-fidelity.md: no {key} ({pattern!r})"
+        got[key] = float(m[1])
+    return got
+
+
+def _report(*keys: str) -> Callable[[], tuple[float, ...]]:
+    return lambda: tuple(_step_report()[k] for k in keys)
+
+
 def _band_14gb() -> tuple[float, ...]:
     p = cm.predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
     lo, hi = p.error_band.time_bounds(p.time_s)
@@ -360,6 +387,44 @@ FIGURES = [
         R,
         rf"the Cluster page shows the textbook's {NUMBER} GB/s",
         lambda: (_busbw(cm.allreduce_time(8 * 2**30, _cluster_2())),),
+    ),
+    Figure(
+        "zero1/zero2 left the step scores",
+        R,
+        rf"absolute median {NUMBER} %, p90 {NUMBER} %, step band coverage held out {NUMBER} %",
+        _report("median", "p90", "covers"),
+    ),
+    Figure(
+        "step band coverage",
+        R,
+        rf"It covers {NUMBER} % of the 317 published rows \(one node {NUMBER} %\)",
+        _report("covers", "one node"),
+    ),
+    Figure(
+        "step band in-sample",
+        R,
+        rf"\(in-sample {NUMBER} %; scaling band without the row's source {NUMBER} %; goal 75-85 %",
+        _report("in-sample", "source"),
+    ),
+    Figure(
+        "per-family compute band",
+        R,
+        rf"per family it covered {NUMBER} % held out",
+        _report("per family"),
+    ),
+    Figure(
+        "step fidelity table",
+        R,
+        rf"\| 75-85 % \| {NUMBER} % \(one node {NUMBER} %, beyond one node {NUMBER} %; "
+        rf"in-sample {NUMBER} %\)",
+        _report("covers", "one node", "beyond", "in-sample"),
+    ),
+    Figure(
+        "step fidelity median and p90",
+        R,
+        rf"compute fit held out\): median \| <= 10 % \| {NUMBER} % .*?"
+        rf"\| absolute: 90th percentile \| <= 20 % \| {NUMBER} %",
+        _report("median", "p90"),
     ),
     Figure("ddp overhead", R, rf"as about {NUMBER} us per parameter tensor", _ddp_overhead_us),
     Figure(
