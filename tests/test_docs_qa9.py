@@ -22,7 +22,10 @@ quoted figure fails until the doc says the new one:
 - **docs/gpu-checks.md's tables**: the predictions printed beside each recorded run (the
   compute `costmodel step` shows for one H200 and its band, the memory model's parts, the
   optimizer step) are what ``costmodel.validation.compute_bench`` prices for that
-  configuration now.
+  configuration now;
+- **the README's regime table** ("Goal and measured gap"): runs, sources, grouped-CV and
+  in-sample medians and band of each regime are docs/fidelity.md's, the report
+  scripts/fit_corrections.py writes.
 
 Each reader is checked on a planted stale figure (the last test).
 """
@@ -689,3 +692,64 @@ def test_the_gpu_checks_reader_catches_planted_stale_cells():
     _, wrong = _gpu_checks_wrong(planted)
     assert len(wrong) == 2, wrong
     assert "540 ms" in wrong[0] and "88.82 GB" in wrong[1]
+
+
+# --- the README's regime table against docs/fidelity.md's -------------------------------------------
+# the README's regime (its first words) -> docs/fidelity.md's regime
+REGIMES = {
+    "single-node NVSwitch/NVLink": "single-node-nvlink",
+    "multi-node InfiniBand": "multi-node-infiniband",
+    "cloud fabrics": "multi-node-cloud",
+    "Slingshot": "multi-node-slingshot",
+    "PCIe": "single-node-pcie",
+}
+
+
+def _regime_table_wrong(readme: str, fidelity: str) -> tuple[int, list[str]]:
+    """(regimes compared, cells of the README's "Goal and measured gap" table that are not
+    docs/fidelity.md's "Per regime" figures: runs, sources, grouped CV and in-sample >= 1 MiB /
+    all, the band from 1 MiB)."""
+    (report,) = [rows for head, rows in _md_tables(fidelity) if head[:2] == ["regime", "runs"]]
+    by_regime = {r[0]: r for r in report}
+    (readme_rows,) = [
+        rows for head, rows in _md_tables(readme) if head[:3] == ["regime", "goal", "grouped CV"]
+    ]
+    seen, wrong = 0, []
+    for cells in readme_rows:
+        (name,) = [k for k in REGIMES if cells[0].startswith(k)]
+        r = by_regime[REGIMES[name]]
+        seen += 1
+        counts = re.search(r"\((\d+) runs, (\d+) sources", cells[0])
+        assert counts, cells[0]
+        said = {
+            "runs, sources": list(counts.groups()),
+            "grouped CV": re.findall(r"(\d+)%", cells[2])[:2],
+            "in-sample": re.findall(r"(\d+)%", cells[3])[:2],
+        }
+        report_cells = {
+            "runs, sources": [r[1], r[2]],
+            "grouped CV": [r[3].rstrip("%"), r[4].rstrip("%")],
+            "in-sample": [r[5].rstrip("%"), r[6].rstrip("%")],
+        }
+        band = re.match(r"±(\d+)%", cells[4])
+        if band:  # a regime whose band is said in words ("asymmetric, wide") has no figure
+            said["band"] = [band[1]]
+            report_cells["band"] = re.findall(r"±(\d+)%", r[8])[:1]
+        for key, values in said.items():
+            if values != report_cells[key]:
+                wrong.append(f"{name}: {key} {values}, docs/fidelity.md {report_cells[key]}")
+    return seen, wrong
+
+
+def test_the_readme_regime_table_quotes_the_fidelity_report():
+    """README, "Goal and measured gap": each regime's runs, sources, grouped-CV and in-sample
+    medians and band are docs/fidelity.md's (written by scripts/fit_corrections.py)."""
+    readme = (ROOT / R).read_text(encoding="utf-8")
+    fidelity = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    seen, wrong = _regime_table_wrong(readme, fidelity)
+    assert seen == len(REGIMES), seen
+    assert not wrong, "\n".join(wrong)
+    planted = readme.replace(
+        "| **8% / 14%** | 8% / 15% | ±83% |", "| **8% / 13%** | 8% / 15% | ±80% |"
+    )
+    assert len(_regime_table_wrong(planted, fidelity)[1]) == 2
