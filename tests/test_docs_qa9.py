@@ -23,9 +23,9 @@ quoted figure fails until the doc says the new one:
   compute `costmodel step` shows for one H200 and its band, the memory model's parts, the
   optimizer step) are what ``costmodel.validation.compute_bench`` prices for that
   configuration now;
-- **the README's regime table** ("Goal and measured gap"): runs, sources, grouped-CV and
-  in-sample medians and band of each regime are docs/fidelity.md's, the report
-  scripts/fit_corrections.py writes.
+- **the README's regime tables** ("Goal and measured gap", "Per regime and op class"): runs,
+  sources, grouped-CV and in-sample medians and band of each regime (and op class) are
+  docs/fidelity.md's, the report scripts/fit_corrections.py writes.
 
 Each reader is checked on a planted stale figure (the last test).
 """
@@ -753,3 +753,52 @@ def test_the_readme_regime_table_quotes_the_fidelity_report():
         "| **8% / 14%** | 8% / 15% | ±83% |", "| **8% / 13%** | 8% / 15% | ±80% |"
     )
     assert len(_regime_table_wrong(planted, fidelity)[1]) == 2
+
+
+# the README's words for a regime and an op class in its per-op table -> docs/fidelity.md's
+OP_REGIMES = {
+    "one node, NVLink": "single-node-nvlink",
+    "one node, PCIe": "single-node-pcie",
+    "multi-node InfiniBand": "multi-node-infiniband",
+    "cloud (RoCE, EFA, TCPX)": "multi-node-cloud",
+    "Slingshot": "multi-node-slingshot",
+    "socket fallback (other)": "multi-node-other",
+}
+OP_CLASSES = {
+    "all-reduce": "all-reduce",
+    "all-gather, reduce-scatter": "all-gather/reduce-scatter",
+    "all-gather": "all-gather/reduce-scatter",
+    "all-to-all": "all-to-all",
+}
+
+
+def _op_table_wrong(readme: str, fidelity: str) -> tuple[int, list[str]]:
+    """(cells compared, those of the README's "Per regime and op class" table that are not
+    docs/fidelity.md's: runs (sources) and grouped CV >= 1 MiB / all)."""
+    (report,) = [r for h, r in _md_tables(fidelity) if h[:3] == ["regime", "op class", "runs"]]
+    by_cell = {(r[0], r[1]): r for r in report}
+    (rows,) = [
+        r for h, r in _md_tables(readme) if h[:3] == ["regime", "op class", "runs (sources)"]
+    ]
+    seen, wrong = 0, []
+    for cells in rows:
+        op = OP_CLASSES.get(cells[1])
+        if op is None:  # a row of ops with no run ("AG/RS, all-to-all, bcast/reduce"), or a summary
+            continue
+        r = by_cell[(OP_REGIMES[cells[0]], op)]
+        said = [*re.findall(r"\d+", cells[2]), *re.findall(r"(\d+)%", cells[4])[:2]]
+        written = [r[2], r[3], r[4].rstrip("%"), r[5].rstrip("%")]
+        seen += 1
+        if said != written:
+            wrong.append(f"{cells[0]} / {cells[1]}: {said}, docs/fidelity.md {written}")
+    return seen, wrong
+
+
+def test_the_readme_per_op_table_quotes_the_fidelity_report():
+    readme = (ROOT / R).read_text(encoding="utf-8")
+    fidelity = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    seen, wrong = _op_table_wrong(readme, fidelity)
+    assert seen >= 9, seen
+    assert not wrong, "\n".join(wrong)
+    planted = readme.replace("| 11 (2) | <= 15% | 27% / 32% |", "| 11 (2) | <= 15% | 26% / 32% |")
+    assert len(_op_table_wrong(planted, fidelity)[1]) == 1
