@@ -18,7 +18,8 @@ quoted figure fails until the doc says the new one:
   back from the keys :data:`SHELL_KEYS` names;
 - **a CLI row quoted** (:data:`CLI_ROWS`): the command's text output has the row with that
   value (the README quoted `lesson total (no buffers)` 112 GB for one rank, a row one rank no
-  longer prints), or has no such row where the doc says so;
+  longer prints), or has no such row where the doc says so, and **an output quoted in words**
+  (:data:`QUOTES`: a band's extrapolation line) is in what the command prints;
 - **docs/gpu-checks.md's tables**: the predictions printed beside each recorded run (the
   compute `costmodel step` shows for one H200 and its band, the memory model's parts, the
   optimizer step) are what ``costmodel.validation.compute_bench`` prices for that
@@ -802,3 +803,29 @@ def test_the_readme_per_op_table_quotes_the_fidelity_report():
     assert not wrong, "\n".join(wrong)
     planted = readme.replace("| 11 (2) | <= 15% | 27% / 32% |", "| 11 (2) | <= 15% | 26% / 32% |")
     assert len(_op_table_wrong(planted, fidelity)[1]) == 1
+
+
+# --- an output line quoted in words ---------------------------------------------------------------
+STEP_8B = "step --arch llama-3.1-8b --cluster dgx-h100 --strategy fsdp --nodes"
+# (doc, the words it quotes, the command whose stdout or stderr prints them)
+QUOTES = [
+    (R, "the all-gather and reduce-scatter from 1 MiB over 21 nodes (168 GPUs) are beyond their "
+     "collective band (multi-node-infiniband), fitted to runs of up to 20 nodes", f"{STEP_8B} 21"),
+    (R, "extrapolated beyond the collective band's 20 nodes", f"{STEP_8B} 21"),
+    (R, "100,000 nodes and 800,000 GPUs are beyond the largest published run the step band was "
+     "checked on (64 nodes, 512 GPUs at most, over 317 runs from 2 sources)", f"{STEP_8B} 100000"),
+    (R, "64 nodes is beyond the largest measured run in this regime (20 nodes, 1,440 GPUs at most, "
+     "over 6 runs from 5 sources): the band is extrapolated, not measured at this scale",
+     "collective all_reduce --size 1GB --cluster dgx-h100 --nodes 64"),
+    (R, "a collective of each lies beyond the collective band's 20 nodes",
+     "step --arch llama-3.1-8b --cluster dgx-h100 --nodes 21 --strategy all"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("doc", "quote", "command"), QUOTES, ids=[q[1][:40] for q in QUOTES])
+def test_an_output_quoted_is_what_the_command_prints(doc, quote, command):
+    assert quote in _text(doc), f"{doc} no longer quotes {quote!r}"
+    r = run(*shlex.split(command))
+    assert r.exit_code == 0, r.stderr
+    printed = re.sub(r"\s+", " ", r.stdout + "\n" + r.stderr)
+    assert quote in printed, printed[-2000:]
