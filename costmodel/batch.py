@@ -196,6 +196,26 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
     return x
 
 
+def _refuse_out_of_limit(name: str, key: str, value: object) -> None:
+    """ValueError ``"NAME: must be RULE, got X (element i of n)"`` for the first number of the
+    array ``value`` outside ``LIMITS[key]``, so an array is refused in the words the same value
+    alone gets; nothing where ``value`` is not an array of numbers (the caller's own refusal
+    stands) or every number holds."""
+    from ._limits import LIMITS
+
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return
+    if x.ndim == 0:
+        return
+    limit = LIMITS[key]
+    for i, v in enumerate(x.ravel().tolist()):
+        if not limit.holds(v):
+            shown = repr(int(v)) if float(v).is_integer() else element_text(value, x, i)
+            raise ValueError(f"{name}: must be {limit.rule}, got {shown} (element {i} of {x.size})")
+
+
 def _scalars(*values: object) -> tuple[float, ...] | None:
     """The values when every one is a plain Python int or float (the scalar fast path applies),
     else None. Returning them (not a bool) lets the type checker see they are numbers."""
@@ -733,6 +753,7 @@ def scale_learning_rate(
         except ValueError:  # a number out of range: --critical-batch's words, not "> 0"
             if isinstance(critical_batch, int | float) and not isinstance(critical_batch, bool):
                 LIMITS["critical_batch"].check("critical_batch", critical_batch)
+            _refuse_out_of_limit("critical_batch", "critical_batch", critical_batch)
             raise
         # --critical-batch's range (whole, 1..1e16), each value of an array alike
         LIMITS["critical_batch"].check("critical_batch", np.ravel(crit).tolist())
