@@ -47,6 +47,7 @@ from ._checks import (
     finite_result,
     flag,
     heads_divide_hidden,
+    named_shapes,
     refuse_unreal,
     said,
 )
@@ -381,6 +382,7 @@ def state_bytes_per_param(
     return {k: _out(v / n if k in sharded else v + 0.0 * n) for k, v in parts.items()}
 
 
+@named_shapes
 def activation_bytes(
     layers: ArrayLike,
     hidden: ArrayLike,
