@@ -191,9 +191,17 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
         raise ValueError(f"{name}: expected a number > 0, got {value!r}") from None
     bad = ~np.isfinite(x) | (x <= 0)
     if bad.any():
-        first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
-        raise ValueError(f"{name}: must be a finite number > 0, got {first!r}")
+        raise ValueError(f"{name}: must be a finite number > 0, got {_first_bad(value, x, bad)}")
     return x
+
+
+def _first_bad(value: object, x: np.ndarray, bad: np.ndarray) -> str:
+    """The first bad element of ``x`` as the caller gave it, with its place in an array
+    (``-1.0 (element 1 of 2)``), as the collective formulas say it."""
+    i = int(np.flatnonzero(bad.ravel())[0])
+    if not x.ndim:
+        return repr(float(x))
+    return f"{element_text(value, x, i)} (element {i} of {x.size})"
 
 
 def _refuse_out_of_limit(name: str, key: str, value: object) -> None:
@@ -796,11 +804,13 @@ def warmup_learning_rate(
 
     LIMITS["warmup_steps"].check("warmup_steps", warmup_steps)
     t = np.asarray(step, dtype=float)
-    if (~np.isfinite(t) | (t < 0)).any():
-        raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
+    if (bad := ~np.isfinite(t) | (t < 0)).any():
+        raise ValueError(f"step: must be finite numbers >= 0, got {_first_bad(step, t, bad)}")
     peak = _positive("peak_lr", peak_lr)
     start = np.asarray(start_lr, dtype=float)
-    if (~np.isfinite(start) | (start < 0)).any():
-        raise ValueError(f"start_lr: must be a finite number >= 0, got {start_lr!r}")
+    if (bad := ~np.isfinite(start) | (start < 0)).any():
+        raise ValueError(
+            f"start_lr: must be a finite number >= 0, got {_first_bad(start_lr, start, bad)}"
+        )
     frac = np.ones_like(t) if warmup_steps == 0 else np.minimum(t / warmup_steps, 1.0)
     return _float_out(start + (peak - start) * frac)

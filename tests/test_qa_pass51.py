@@ -290,6 +290,8 @@ def test_nan_inf_negative_refused_naming_the_field(name, param, bad):
         assert "\n" not in line, line
         assert line.startswith(f"{param}: must be "), line
         assert " got " in line, line
+        if isinstance(value, np.ndarray) and value.ndim:  # the bad element named by its place
+            assert line.endswith(" (element 1 of 2)"), line
 
 
 @pytest.mark.parametrize(("name", "param"), CASES)
