@@ -117,8 +117,11 @@ VALUES: dict[str, float] = {
 # object (the default: the result is the number); every public function with an ArrayLike
 # parameter is an array formula unless exempt
 FIXED: dict[str, dict[str, object]] = {
-    **{n: {"op": "all_reduce"} for n in ("bus_bandwidth", "busbw_factor", "bytes_per_rank")},
-    **{n: {"op": "all_reduce"} for n in ("collective_time", "latency_steps")},
+    **{
+        n: {"op": "all_reduce"}
+        for n in ("bus_bandwidth", "busbw_factor", "bytes_per_rank", "collective_time")
+    },
+    "latency_steps": {"op": "all_reduce"},
     "crossover_bytes": {"algorithm_a": "ring", "algorithm_b": "tree"},
     "predict_collective": {"op": "all_reduce", "cluster": "dgx-h100", "params": None},
     "warmup_learning_rate": {"warmup_steps": 500},
