@@ -191,9 +191,37 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
         raise ValueError(f"{name}: expected a number > 0, got {value!r}") from None
     bad = ~np.isfinite(x) | (x <= 0)
     if bad.any():
-        first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
-        raise ValueError(f"{name}: must be a finite number > 0, got {first!r}")
+        raise ValueError(f"{name}: must be a finite number > 0, got {_first_bad(value, x, bad)}")
     return x
+
+
+def _first_bad(value: object, x: np.ndarray, bad: np.ndarray) -> str:
+    """The first bad element of ``x`` as the caller gave it, with its place in an array
+    (``-1.0 (element 1 of 2)``), as the collective formulas say it."""
+    i = int(np.flatnonzero(bad.ravel())[0])
+    if not x.ndim:
+        return repr(float(x))
+    return f"{element_text(value, x, i)} (element {i} of {x.size})"
+
+
+def _refuse_out_of_limit(name: str, key: str, value: object) -> None:
+    """ValueError ``"NAME: must be RULE, got X (element i of n)"`` for the first number of the
+    array ``value`` outside ``LIMITS[key]``, so an array is refused in the words the same value
+    alone gets; nothing where ``value`` is not an array of numbers (the caller's own refusal
+    stands) or every number holds."""
+    from ._limits import LIMITS
+
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return
+    if x.ndim == 0:
+        return
+    limit = LIMITS[key]
+    for i, v in enumerate(x.ravel().tolist()):
+        if not limit.holds(v):
+            shown = repr(int(v)) if float(v).is_integer() else element_text(value, x, i)
+            raise ValueError(f"{name}: must be {limit.rule}, got {shown} (element {i} of {x.size})")
 
 
 def _scalars(*values: object) -> tuple[float, ...] | None:
@@ -733,6 +761,7 @@ def scale_learning_rate(
         except ValueError:  # a number out of range: --critical-batch's words, not "> 0"
             if isinstance(critical_batch, int | float) and not isinstance(critical_batch, bool):
                 LIMITS["critical_batch"].check("critical_batch", critical_batch)
+            _refuse_out_of_limit("critical_batch", "critical_batch", critical_batch)
             raise
         # --critical-batch's range (whole, 1..1e16), each value of an array alike
         LIMITS["critical_batch"].check("critical_batch", np.ravel(crit).tolist())
@@ -775,11 +804,13 @@ def warmup_learning_rate(
 
     LIMITS["warmup_steps"].check("warmup_steps", warmup_steps)
     t = np.asarray(step, dtype=float)
-    if (~np.isfinite(t) | (t < 0)).any():
-        raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
+    if (bad := ~np.isfinite(t) | (t < 0)).any():
+        raise ValueError(f"step: must be finite numbers >= 0, got {_first_bad(step, t, bad)}")
     peak = _positive("peak_lr", peak_lr)
     start = np.asarray(start_lr, dtype=float)
-    if (~np.isfinite(start) | (start < 0)).any():
-        raise ValueError(f"start_lr: must be a finite number >= 0, got {start_lr!r}")
+    if (bad := ~np.isfinite(start) | (start < 0)).any():
+        raise ValueError(
+            f"start_lr: must be a finite number >= 0, got {_first_bad(start_lr, start, bad)}"
+        )
     frac = np.ones_like(t) if warmup_steps == 0 else np.minimum(t / warmup_steps, 1.0)
     return _float_out(start + (peak - start) * frac)

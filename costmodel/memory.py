@@ -47,6 +47,7 @@ from ._checks import (
     finite_result,
     flag,
     heads_divide_hidden,
+    named_shapes,
     refuse_unreal,
     said,
 )
@@ -216,11 +217,20 @@ def _numbers(name: str, value: ArrayLike) -> np.ndarray:
         ) from None
 
 
+def _first_bad(value: object, x: np.ndarray, bad: np.ndarray) -> str:
+    """The first bad element of ``x`` as the caller gave it (``None``, not the NaN numpy read),
+    with its place in an array of several (``-1.0 (element 1 of 2)``), as the collective
+    formulas say it; a one-element array is said as the number alone is (the scalar path's
+    message, word for word)."""
+    i = int(np.flatnonzero(bad.ravel())[0])
+    return element_text(value, x, i) + (f" (element {i} of {x.size})" if x.size > 1 else "")
+
+
 def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "") -> np.ndarray:
     x = _numbers(name, value)
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
-        first = element_text(value, x, int(np.flatnonzero(bad.ravel())[0]))
+        first = _first_bad(value, x, bad)
         need = "> 0" if positive else ">= 0"
         raise ValueError(
             f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {first}"
@@ -260,7 +270,7 @@ def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     limit = _ranks_limit()
     bad = ~np.isfinite(x) | (x < limit.lo) | (x != np.floor(x)) | (x > limit.hi)
     if bad.any():
-        first = element_text(value, x, int(np.flatnonzero(bad.ravel())[0]))
+        first = _first_bad(value, x, bad)
         raise ValueError(f"{name}: must be {limit.rule}, got {first}")
     return x
 
@@ -315,7 +325,7 @@ def check_overheads(
     # said "a finite number >= 0 B" with no upper bound
     limit = LIMITS["cuda_context"]
     if (bad := ~((ctx >= 0.0) & (ctx <= limit.hi))).any():  # NaN fails both
-        first = element_text(cuda_context_bytes, ctx, int(np.flatnonzero(bad.ravel())[0]))
+        first = _first_bad(cuda_context_bytes, ctx, bad)
         raise ValueError(f"cuda_context_bytes: must be {limit.rule}, got {first}")
     return ctx, _fraction("fragmentation", fragmentation)
 
@@ -381,6 +391,7 @@ def state_bytes_per_param(
     return {k: _out(v / n if k in sharded else v + 0.0 * n) for k, v in parts.items()}
 
 
+@named_shapes
 def activation_bytes(
     layers: ArrayLike,
     hidden: ArrayLike,

@@ -40,7 +40,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, flag
+from ._checks import finite_result, flag, named_shapes
 from .collectives import FloatOrArray, collective_time
 from .collectives._inputs import (
     _check_scalar,
@@ -94,6 +94,7 @@ def _needs_fabric(nodes: np.ndarray, bandwidth: np.ndarray, what: str) -> None:
         )
 
 
+@named_shapes
 def per_gpu_inter_bandwidth(
     nics_per_node: ArrayLike, nic_bandwidth_bytes_per_s: ArrayLike, gpus_per_node: ArrayLike
 ) -> FloatOrArray:

@@ -158,11 +158,11 @@ def test_cli_step_refuses_the_same_ranks_with_the_same_range() -> None:
         ),
         (
             lambda: cm.training_memory([7e9, None]),
-            "params: must be a finite number >= 0, got None",
+            "params: must be a finite number >= 0, got None (element 1 of 2)",
         ),
         (
             lambda: cm.training_memory(7e9, zero_stage=3, dp_ranks=[8, None]),
-            "dp_ranks: must be a whole number in 1..1,000,000,000, got None",
+            "dp_ranks: must be a whole number in 1..1,000,000,000, got None (element 1 of 2)",
         ),
     ],
     ids=["message_bytes", "ranks", "bandwidth", "nested", "global_batch", "params", "dp_ranks"],

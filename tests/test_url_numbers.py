@@ -64,19 +64,23 @@ RANKS_RULE = "dp_ranks: must be a whole number in 1..1,000,000,000, got "
 
 
 @pytest.mark.parametrize(
-    "call",
+    ("call", "where"),
     [
-        lambda n: memory.training_memory(7e9, zero_stage=3, dp_ranks=n),
-        lambda n: memory.max_params(80e9, zero_stage=3, dp_ranks=n),
-        lambda n: memory.state_bytes_per_param("mixed-adam", zero_stage=1, dp_ranks=n),
-        lambda n: memory.max_params(80e9, zero_stage=3, dp_ranks=np.array([8.0, n])),
+        (lambda n: memory.training_memory(7e9, zero_stage=3, dp_ranks=n), ""),
+        (lambda n: memory.max_params(80e9, zero_stage=3, dp_ranks=n), ""),
+        (lambda n: memory.state_bytes_per_param("mixed-adam", zero_stage=1, dp_ranks=n), ""),
+        # an array of several names the element, as the collective formulas do
+        (
+            lambda n: memory.max_params(80e9, zero_stage=3, dp_ranks=np.array([8.0, n])),
+            " (element 1 of 2)",
+        ),
     ],
 )
 @pytest.mark.parametrize("ranks", [1e300, 2**53, 1_000_000_001, 2.5])
-def test_memory_refuses_ranks_beyond_the_shared_limit_as_the_cli_does(call, ranks):
+def test_memory_refuses_ranks_beyond_the_shared_limit_as_the_cli_does(call, where, ranks):
     with pytest.raises(ValueError) as err:
         call(ranks)
-    assert str(err.value) == RANKS_RULE + repr(float(ranks))
+    assert str(err.value) == RANKS_RULE + repr(float(ranks)) + where
     assert LIMITS["ranks"].rule in str(err.value)  # the CLI's --ranks range, one table
 
 

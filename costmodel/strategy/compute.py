@@ -119,11 +119,22 @@ def micro_batch_compute_s(
     >>> micro_batch_compute_s(6 * 7e9, 4096, 989e12, compute_time_s=0.4)
     0.4
     """
-    from .._checks import refuse_unreal
+    from .._checks import refuse_unreal, said
 
     # float(np.timedelta64(5, "ns")) is 5.0 (5 s of compute); a complex MFU loses a part
     refuse_unreal("compute_time_s", compute_time_s)
     refuse_unreal("mfu", mfu)
+    # the work's own numbers: a NaN or negative one gave a NaN or negative time, an array
+    # Python's "only 0-dimensional arrays can be converted" (one micro-batch per call)
+    for name, value, unit in (
+        ("flops_per_token", flops_per_token, " FLOP"),
+        ("tokens", tokens, ""),
+        ("peak_flops", peak_flops, " FLOP/s"),
+    ):
+        refuse_unreal(name, value)
+        x = _number(value)
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"{name}: must be a finite number > 0{unit}, got {said(value)}")
     if compute_time_s is not None:
         t = _number(compute_time_s)
         from .._limits import LIMITS
@@ -139,14 +150,14 @@ def micro_batch_compute_s(
             raise ValueError(
                 # the range without the CLI's text examples: the API takes seconds
                 f"compute_time_s: must be {LIMITS['compute_time'].rule.split(', e.g.')[0]}"
-                f"{hint}, got {compute_time_s!r}"
+                f"{hint}, got {said(compute_time_s)}"
             )
         return t
     u = DEFAULT_MFU if mfu is None else _number(mfu)
     from .._limits import LIMITS
 
     if not LIMITS["mfu"].holds(u):  # NaN too: the one range of every surface, in its words
-        raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {mfu!r}")
+        raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {said(mfu)}")
     return float(flops_per_token) * float(tokens) / (float(peak_flops) * u)
 
 

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple, ParamSpec
 
 import numpy as np
 
-from .._checks import FasterThanPeakError
+from .._checks import FasterThanPeakError, said
 from .._limits import choice_names
 from ..hardware import DEFAULT_NODES, default_ranks
 from ..predict import CalibrationWarning
@@ -832,14 +832,15 @@ def _resolve(
             from ..units import text_hint
 
             raise ValueError(
-                f"params: must be a finite count > 0, got {params!r}" + text_hint("params", params)
+                f"params: must be a finite count > 0, got {said(params)}"
+                + text_hint("params", params)
             ) from None
         if a is not None and p != float(a.params):  # as training_memory, ddp_step, Scenario
             from ..architecture import params_differ
 
             raise ValueError(params_differ(params, a))
         if not (math.isfinite(p) and p > 0):
-            raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+            raise ValueError(f"params: must be a finite count > 0, got {said(params)}")
         from .._limits import LIMITS
 
         LIMITS["params"].check("params", p)  # Scenario's and every command's 1..1e15
