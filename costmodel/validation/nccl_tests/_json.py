@@ -17,8 +17,11 @@ if TYPE_CHECKING:
 def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFrame:
     if not isinstance(data, dict) or "results" not in data:
         raise NcclTestsParseError(0, "JSON has no 'results' list: not nccl-tests -J output", source)
-    devices = data.get("devices") or []
     config = data.get("config") or {}
+    # nccl-tests writes the device list inside "config" (src/util.cu writeDeviceReport: the
+    # "devices" key before the config object closes, every -J version so far); a top-level
+    # list is read too
+    devices = data.get("devices") or config.get("devices") or []
     hosts: dict[str, int] = {}
     for device in devices:
         host = str(device.get("hostname", ""))
@@ -43,6 +46,11 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
     nccl_version = data.get("nccl_version")
     if isinstance(nccl_version, int) or (isinstance(nccl_version, str) and nccl_version.isdigit()):
         nccl_version = _library_version(str(nccl_version))
+    # "version" is the file's layout (JSON_FILE_VERSION, an int: 3 in nccl-tests 2.19), not
+    # nccl-tests' own version, which the -J file does not hold; a string like "2.19.6" is read
+    # as that version
+    version = data.get("version")
+    tests_version = version if isinstance(version, str) and "." in version else None
     records = []
     for index, result in enumerate(data["results"]):
         if not isinstance(result, dict) or "size" not in result:
@@ -91,7 +99,7 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
                     "gpus_per_node": gpus_per_node,
                     "gpus_per_process": config.get("ngpus"),
                     "nccl_version": nccl_version,
-                    "nccl_tests_version": data.get("version"),
+                    "nccl_tests_version": tests_version,
                     "algo_env": env.get("NCCL_ALGO"),
                     "proto_env": env.get("NCCL_PROTO"),
                     "nccl_algo": None,
@@ -125,7 +133,7 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
             "out_of_bounds": oob.get("count"),
             "out_of_bounds_ok": oob.get("okay"),
             "nccl_version": nccl_version,
-            "nccl_tests_version": data.get("version"),
+            "nccl_tests_version": tests_version,
             "avg_busbw_bytes_per_s": float(
                 (data.get("average_bus_bandwidth") or {}).get("bandwidth", math.nan)
             )

@@ -44,6 +44,7 @@ from ._lexer import (
     _looks_like_row,
     _Run,
     _strip_prefix,
+    _without_timestamp,
 )
 
 #: The units nccl-tests prints under its column header (src/common.cu writeResultHeader: size
@@ -159,6 +160,7 @@ class _Parser(_Findings):
         self.pending = None
         if run is None:
             return
+        tokens = _without_timestamp(tokens)
         layout = run.layout or _layout_from_count(tokens)
         if self.pending_end == self.last_line and len(tokens) < (
             layout.width if layout else _SHORTEST_ROW
