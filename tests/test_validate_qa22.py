@@ -36,7 +36,7 @@ TIMESTAMPED = (
     "     1048576        262144     float     sum      -1   100.00   10.49   10.49       0   101.00   10.38   10.38       0  2026-12-05 02:00:13\n"
     "     2097152        524288     float     sum      -1   100.00   20.97   20.97       0   101.00   20.76   20.76       0  2026-12-05 02:00:13\n"
     "# Out of bounds values : 0 OK\n"
-    "# Avg bus bandwidth    : 10.49 \n"
+    "# Avg bus bandwidth    : 15.65 \n"
     "#\n"
     "# Collective test concluded: all_reduce_perf\n"
 )
@@ -49,6 +49,60 @@ TIMESTAMPED_PER_ITER = (
     "     1048576        262144     float     sum      -1   100.00   10.49   10.49       0    95.00   120.00   119.00     3.20   101.00   10.38   10.38       0    95.00   120.00   119.00     3.20  2026-12-05 02:00:13\n"
     "     2097152        524288     float     sum      -1   100.00   20.97   20.97       0    95.00   120.00   119.00     3.20   101.00   20.76   20.76       0    95.00   120.00   119.00     3.20  2026-12-05 02:00:13\n"
 )
+
+
+# nccl-tests -N 2 (--run_cycles): the size loop printed twice under one header and one footer
+# (src/common.cu: "do { for (size ...) ... } while (--repeat)"); the second cycle measured again
+CYCLES = (
+    "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807\n"
+    "# Collective test starting: all_reduce_perf\n"
+    "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid   1000 on     node01 device  0 [0000:01:00] SYNTHETIC GPU\n"
+    "#  Rank  1 Group  0 Pid   1001 on     node01 device  1 [0000:02:00] SYNTHETIC GPU\n"
+    "#\n"
+    "#                                                              out-of-place                       in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n"
+    "     1048576        262144     float     sum      -1   100.00   10.49   10.49       0   101.00   10.38   10.38       0\n"
+    "     2097152        524288     float     sum      -1   100.00   20.97   20.97       0   101.00   20.76   20.76       0\n"
+    "     1048576        262144     float     sum      -1   104.00   10.08   10.08       0   105.00    9.99    9.99       0\n"
+    "     2097152        524288     float     sum      -1   104.00   20.16   20.16       0   105.00   19.97   19.97       0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 15.35 \n"
+    "#\n"
+    "# Collective test concluded: all_reduce_perf\n"
+)
+
+
+def test_run_cycles_said_once_as_cycles_not_duplicates():
+    df = parse_nccl_tests(CYCLES)
+    assert len(df) == 8  # every cycle's rows are read
+    assert df.time_s.tolist()[4:] == pytest.approx([104e-6, 105e-6, 104e-6, 105e-6])
+    messages = [w["message"] for w in df.attrs["warnings"]]
+    assert not any("duplicate" in m for m in messages), messages
+    (said,) = [w for w in df.attrs["warnings"] if "run_cycles" in w["message"]]
+    assert said["line"] == 14 and "sweep 2 times" in said["message"]
+
+
+def test_a_cycle_copied_field_for_field_is_still_a_duplicate():
+    # the first cycle pasted again (same times): no re-measurement, the duplicate finding stays
+    lines = CYCLES.splitlines(keepends=True)
+    pasted = "".join(lines[:13] + lines[11:13] + lines[15:])
+    messages = [w["message"] for w in parse_nccl_tests(pasted).attrs["warnings"]]
+    assert any("duplicate row" in m for m in messages)
+    assert not any("run_cycles" in m for m in messages)
+
+
+def test_run_cycles_through_the_cli(tmp_path):
+    path = tmp_path / "all_reduce_perf.log"
+    path.write_text(CYCLES)
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100")
+    assert result.exit_code in (0, 1), result.stderr
+    assert "over 8 rows" in result.stdout
+    assert "line 14: the sizes start again here" in result.stderr
+    assert "duplicate" not in result.stderr
 
 
 def _compare(path) -> str:
