@@ -250,3 +250,23 @@ def test_json_through_read_and_the_cli(tmp_path):
     df = read_nccl_tests(path)
     assert (df.ranks == 2).all() and not math.isnan(df.time_s.iloc[0])
     assert "over 4 rows" in _compare(path)
+
+
+# src/util.cu writeErrors: after the footer nccl-tests prints "# error: " and NCCL's last error
+# string (ncclGetLastError) when NCCL kept one; the text here is a FORMAT FIXTURE
+WITH_ERROR = CYCLES + "#\n# error: Call to ibv_modify_qp failed with 110 Connection timed out\n"
+
+
+def test_nccls_last_error_is_said_once():
+    df = parse_nccl_tests(WITH_ERROR)
+    assert len(df) == 8
+    (said,) = [w for w in df.attrs["warnings"] if "last error" in w["message"]]
+    assert said["line"] == 21 and "ibv_modify_qp" in said["message"]
+
+
+def test_nccls_last_error_through_the_cli(tmp_path):
+    path = tmp_path / "all_reduce_perf.log"
+    path.write_text(WITH_ERROR)
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100")
+    assert result.exit_code in (0, 1), result.stderr
+    assert "line 21: nccl-tests printed NCCL's last error after the run" in result.stderr

@@ -113,6 +113,8 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: (line, text) of nccl-tests' ``# error: ...`` line (NCCL's last error): said once
+        self.nccl_errors: list[tuple[int, str]] = []
         #: (line, text) of '#' comments after a result row's fields: said once
         self.row_comments: list[tuple[int, str]] = []
         #: the placements of the last "#  out-of-place  in-place" title, for the next header
@@ -512,6 +514,11 @@ class _Parser(_Findings):
                 self._problem(lineno, f"'Avg bus bandwidth' value {avg.group(1)!r} is not a number")
             self.run.concluded = True
             return
+        if body.startswith("error:") and body[6:].strip():
+            # "# error: ..." closes the log when NCCL kept an error string (src/util.cu
+            # writeErrors: ncclGetLastError after the run), said once by read_lines
+            self.nccl_errors.append((lineno, body[6:].strip()))
+            return
         if _looks_like_row(tokens):
             self._warn(lineno, f"a result row is commented out and not read: {body[:80]!r}")
             return
@@ -612,6 +619,14 @@ def read_lines(
             f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
             "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
             "check them",
+        )
+    if parser.nccl_errors:  # NCCL's last error, printed by nccl-tests after the run
+        line, first = parser.nccl_errors[0]
+        parser._warn(
+            line,
+            f"nccl-tests printed NCCL's last error after the run ({first[:160]!r}): NCCL "
+            "recorded an error during the run (a failed network operation, a retry); the rows are "
+            "read, check them",
         )
     if parser.row_comments:  # notes added after rows: read without them, said once
         line, first = parser.row_comments[0]
