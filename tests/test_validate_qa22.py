@@ -1,7 +1,7 @@
-"""nccl-tests output formats of current releases (2.17-2.19) that the log reader must read:
+"""nccl-tests output formats of current releases (2.17.6-2.19.6) that the log reader must read:
 ``-S 1`` timestamps after each row, and the ``-J`` file's real layout (the device list inside
-``config``, ``version`` the file format's). Read through the library parse function and
-``costmodel validate compare FILE``.
+``config``, ``version`` the file format's), ``-N`` cycles and the ``# error:`` line after a run.
+Read through the library parse function and ``costmodel validate compare FILE``.
 
 Every log and JSON document here is a FORMAT FIXTURE, not a measurement: the numbers are
 invented (self-consistent: algbw = size / time); the layout is the one nccl-tests' own printf
@@ -153,7 +153,7 @@ def test_a_timestamp_that_is_not_one_still_names_its_line():
 
 
 def _json_document(devices_in_config: bool = True) -> str:
-    """A -J file as nccl-tests 2.17-2.19 writes it: "version" is JSON_FILE_VERSION (an int),
+    """A -J file as nccl-tests 2.19 writes it: "version" is JSON_FILE_VERSION (an int, 3),
     "devices" sits inside "config", "root" is the "%6i" string the text row prints, "nwrong"
     a double (FORMAT FIXTURE: invented numbers)."""
     devices = [

@@ -59,7 +59,7 @@ _GRAPH_RE = re.compile(r"\bgraph:\s*(\d+)")
 # nccl-tests -m N: N ops aggregated into one group per iteration (one launch for N ops)
 _AGG_RE = re.compile(r"\bagg iters:\s*(\d+)")
 
-#: nccl-tests -S 1 (``--report_timestamps``, v2.15+): the column header ends in ``timestamp``
+#: nccl-tests -S 1 (``--report_timestamps``, v2.17.6+): the column header ends in ``timestamp``
 #: and every row in the time it was printed, strftime's ``"%Y-%m-%d %H:%M:%S"`` (src/util.cu
 #: TIME_STRING_FORMAT, writeTimestamp): two fields after the last block, no measurement
 _TIMESTAMP_COLUMN = "timestamp"
