@@ -17,7 +17,7 @@ import math
 import pytest
 
 from costmodel.validation.nccl_tests import parse_nccl_tests, read_nccl_tests
-from tests._cli import run
+from tests._cli import one_line_error, run
 
 # nccl-tests -S 1 (--report_timestamps): "timestamp" closes the column header, strftime's
 # format its units line, and each row ends in "%21s" of "%Y-%m-%d %H:%M:%S" (two fields)
@@ -270,3 +270,41 @@ def test_nccls_last_error_through_the_cli(tmp_path):
     result = run("validate", "compare", str(path), "--cluster", "dgx-h100")
     assert result.exit_code in (0, 1), result.stderr
     assert "line 21: nccl-tests printed NCCL's last error after the run" in result.stderr
+
+
+def _stopped_json(at: str) -> str:
+    """The -J file of a run an error stopped, as nccl-tests 2.18.5+ closes it (src/util.cu
+    jsonOutputFinalize: every open list and object closed where it was, no footer, no
+    end_time): ``at="setup"`` before the results list, ``at="sweep"`` after the first size."""
+    document = json.loads(_json_document())
+    for key in ("out_of_bounds", "average_bus_bandwidth", "errors", "end_time"):
+        del document[key]
+    if at == "setup":
+        del document["results"]
+    else:
+        document["results"] = document["results"][:1]
+    return json.dumps(document)
+
+
+def test_json_of_a_run_stopped_mid_sweep_keeps_its_rows_and_says_so(tmp_path):
+    df = parse_nccl_tests(_stopped_json("sweep"))
+    assert df.size_bytes.tolist() == [1048576, 1048576]
+    (said,) = df.attrs["warnings"]
+    assert "ends without nccl-tests' footer" in said["message"]
+    path = tmp_path / "out.json"
+    path.write_text(_stopped_json("sweep"))
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100")
+    assert result.exit_code in (0, 1), result.stderr
+    assert "ends without nccl-tests' footer" in result.stderr
+
+
+def test_json_of_a_run_stopped_before_its_first_size_is_one_clear_line(tmp_path):
+    with pytest.raises(Exception, match="stopped before its first size"):
+        parse_nccl_tests(_stopped_json("setup"))
+    path = tmp_path / "out.json"
+    path.write_text(_stopped_json("setup"))
+    one_line_error(
+        run("validate", "compare", str(path), "--cluster", "dgx-h100"),
+        "without a 'results' list",
+        "stopped before its first size",
+    )

@@ -16,6 +16,16 @@ if TYPE_CHECKING:
 
 def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFrame:
     if not isinstance(data, dict) or "results" not in data:
+        if isinstance(data, dict) and "version" in data and ("config" in data or "args" in data):
+            # nccl-tests' head without its table: the run stopped (an error) before the
+            # results list was opened; since 2.18.5 the writer closes the file on such an
+            # error (src/util.cu jsonOutputFinalize)
+            raise NcclTestsParseError(
+                0,
+                "nccl-tests -J output without a 'results' list: the run stopped before its "
+                "first size (an error during setup; its text log names it)",
+                source,
+            )
         raise NcclTestsParseError(0, "JSON has no 'results' list: not nccl-tests -J output", source)
     config = data.get("config") or {}
     # nccl-tests writes the device list inside "config" (src/util.cu writeDeviceReport: the
@@ -140,4 +150,16 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
             * GB,
         }
     ]
-    return _frame(records, source, {}, info, [])
+    warnings = []
+    if "out_of_bounds" not in data and "average_bus_bandwidth" not in data:
+        # the footer nccl-tests writes after the last size (src/util.cu writeResultFooter) is
+        # missing: an error stopped the sweep and the writer closed the file where it was
+        warnings.append(
+            (
+                0,
+                "the -J file ends without nccl-tests' footer ('out_of_bounds', "
+                "'average_bus_bandwidth'): the run stopped before its last size (an error; its "
+                f"text log names it); the {len(data['results'])} sizes before are read",
+            )
+        )
+    return _frame(records, source, {}, info, [], warnings)
