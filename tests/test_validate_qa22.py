@@ -308,3 +308,39 @@ def test_json_of_a_run_stopped_before_its_first_size_is_one_clear_line(tmp_path)
         "without a 'results' list",
         "stopped before its first size",
     )
+
+
+# A size that wrapped negative: nccl-tests prints size_t sizes and counts with "%12li"
+# (src/util.cu writeBenchmarkLinePreamble), a long of 32 bits under MSVC (its Windows build,
+# 2.19.1+): 2 GiB prints as -2147483648. FORMAT FIXTURE: the row's numbers are invented.
+WRAPPED_ROW = (
+    " -2147483648    -536870912     float     sum      -1   100000   21.47   21.47       0"
+    "   100000   21.47   21.47       0\n"
+)
+
+
+def test_a_negative_size_is_refused_naming_its_line(tmp_path):
+    lines = TIMESTAMPED.splitlines(keepends=True)
+    with_wrapped = "".join(lines[:13] + [WRAPPED_ROW] + lines[13:])
+    with pytest.raises(Exception, match=r"line 14: size and count must be >= 0"):
+        parse_nccl_tests(with_wrapped)
+    lenient = parse_nccl_tests(with_wrapped, strict=False)
+    assert (lenient.size_bytes > 0).all() and len(lenient) == 4
+    path = tmp_path / "all_reduce_perf.log"
+    path.write_text(with_wrapped)
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100")
+    assert result.exit_code in (0, 1), result.stderr
+    assert "over 4 rows" in result.stdout
+    assert "line 14: size and count must be >= 0" in result.stderr
+
+
+def test_a_log_of_negative_sizes_only_is_one_clear_line(tmp_path):
+    lines = TIMESTAMPED.splitlines(keepends=True)
+    only = "".join(lines[:11] + [WRAPPED_ROW] + lines[13:])
+    path = tmp_path / "all_reduce_perf.log"
+    path.write_text(only)
+    one_line_error(
+        run("validate", "compare", str(path), "--cluster", "dgx-h100"),
+        "no nccl-tests result rows",
+        "line 12: size and count must be >= 0",
+    )

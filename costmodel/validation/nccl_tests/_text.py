@@ -193,6 +193,17 @@ class _Parser(_Findings):
         if not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
             self._problem(line, f"size and count must be integers: {' '.join(tokens[:2])!r}")
             return
+        if tokens[0].startswith("-") or tokens[1].startswith("-"):
+            # nccl-tests prints the size_t size and count with "%12li" (src/util.cu
+            # writeBenchmarkLinePreamble): a negative one is a number that wrapped (a long of
+            # 32 bits, as on Windows, past 2 GiB), not a size; read, it was a negative message
+            self._problem(
+                line,
+                f"size and count must be >= 0, got {' '.join(tokens[:2])!r}: a size printed "
+                "through a 32-bit integer wraps negative past 2 GiB (nccl-tests prints it with "
+                "%li, 32 bits on Windows): rerun with sizes up to 1 GiB (-e 1G)",
+            )
+            return
         if run.layout is None:
             run.layout = layout
         run.rows.append((line, tokens))
