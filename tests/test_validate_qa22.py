@@ -124,6 +124,22 @@ def test_timestamped_rows_read_with_their_numbers():
     assert not any("timestamp" in w["message"] for w in df.attrs["warnings"])
 
 
+@pytest.mark.parametrize(
+    ("prefix", "end"),
+    [
+        ("0: ", "\n"),  # srun --label
+        ("[1,0]<stdout>:", "\n"),  # mpirun --tag-output
+        ("2026-12-05T02:00:13.123456789Z ", "\n"),  # kubectl logs --timestamps
+        ("", "\r\n"),  # a log saved with Windows line endings
+    ],
+)
+def test_timestamped_rows_under_launcher_prefixes_and_crlf(prefix, end):
+    text = "".join(prefix + line + end for line in TIMESTAMPED.splitlines())
+    df = parse_nccl_tests(text)
+    assert df.time_s.tolist() == pytest.approx([100e-6, 101e-6, 100e-6, 101e-6])
+    assert (df.ranks == 2).all()
+
+
 def test_timestamped_rows_read_without_their_column_header():
     # a log cut to its rows (a paste of the table): the trailing date and clock are still read past
     rows = "\n".join(line for line in TIMESTAMPED.splitlines() if not line.startswith("#"))
