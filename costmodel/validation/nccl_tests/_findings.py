@@ -45,6 +45,7 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
     last: dict[tuple[str, ...], tuple[int, int]] = {}  # key -> (size, line)
     seen: dict[tuple[Any, ...], int] = {}
     duplicates = disorder = 0
+    cycles = _cycles(run.rows, key_at)
     for lineno, tokens in run.rows:
         if not _INT_RE.match(tokens[0]):
             continue
@@ -52,6 +53,9 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
         if size == 0:  # nccl-tests prints size 0 once per step while size / ranks rounds to 0
             continue
         key = tuple(tokens[i] for i in key_at)
+        if key in cycles:  # nccl-tests -N: the sweep printed again, said once below
+            seen.setdefault((key, size), lineno)
+            continue
         if (key, size) in seen:
             duplicates += 1
             if duplicates <= MAX_LISTED:
@@ -86,9 +90,60 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
                         f"size {size} follows {prev} (line {prev_line}), the header's step is "
                         f"{step} ({kind}): rows are missing",
                     )
+    if cycles:
+        count, restart = max(cycles.values())
+        parser._warn(
+            restart,
+            f"the sizes start again here: the run printed its sweep {count} times "
+            "(nccl-tests -N, --run_cycles); every cycle's rows are read and compared, so each "
+            f"size counts {count} times",
+        )
     for count, what in ((duplicates, "duplicate rows"), (disorder, "out-of-order rows")):
         if count > MAX_LISTED:
             parser._warn(run.line, f"{count} {what} in the run starting at line {run.line}")
+
+
+def _cycles(
+    rows: list[tuple[int, list[str]]], key_at: list[int]
+) -> dict[tuple[str, ...], tuple[int, int]]:
+    """The (type, redop, root) keys whose sizes are one increasing sweep printed again and
+    again, each with (cycles, the line the second cycle starts): nccl-tests ``-N K``
+    (``--run_cycles``) repeats its size loop K times under one column header and one footer
+    (src/common.cu: the ``do { for (size ...) } while (--repeat)`` loop of a test). The last
+    cycle may be cut short (a log cut off, ``-N 0`` stopped). A repeat of anything else (a
+    size missing in one cycle, a line pasted twice) is no cycle, nor is a cycle whose rows are
+    the first cycle's copied field for field (a block pasted again, not measured again): they
+    are left to the duplicate and order findings.
+
+    >>> sizes = [8, 16, 32, 8, 16, 32, 8]
+    >>> rows = [(n, [str(s), "2", "float", str(n)]) for n, s in enumerate(sizes, 1)]
+    >>> _cycles(rows, [2])
+    {('float',): (3, 4)}
+    >>> _cycles([(n, [str(s), "2", "float", "5.0"]) for n, s in enumerate(sizes, 1)], [2])
+    {}
+    """
+    ladders: dict[tuple[str, ...], list[tuple[int, int, list[str]]]] = {}
+    for lineno, tokens in rows:
+        if _INT_RE.match(tokens[0]) and int(tokens[0]) != 0:
+            key = tuple(tokens[i] for i in key_at)
+            ladders.setdefault(key, []).append((int(tokens[0]), lineno, tokens))
+    found = {}
+    for key, ladder in ladders.items():
+        sizes = [size for size, _, _ in ladder]
+        length = next((i for i, size in enumerate(sizes) if i and size == sizes[0]), 0)
+        first = [tokens for _, _, tokens in ladder[:length]]
+        if (
+            length
+            and all(a < b for a, b in zip(sizes[:length], sizes[1:length], strict=False))
+            and all(size == sizes[i % length] for i, size in enumerate(sizes))
+            and not any(
+                [tokens for _, _, tokens in ladder[start : start + length]]
+                == first[: len(ladder[start : start + length])]
+                for start in range(length, len(ladder), length)
+            )
+        ):
+            found[key] = (-(-len(sizes) // length), ladder[length][1])
+    return found
 
 
 def _decimals(token: str) -> int:

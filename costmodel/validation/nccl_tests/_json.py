@@ -16,9 +16,22 @@ if TYPE_CHECKING:
 
 def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFrame:
     if not isinstance(data, dict) or "results" not in data:
+        if isinstance(data, dict) and "version" in data and ("config" in data or "args" in data):
+            # nccl-tests' head without its table: the run stopped (an error) before the
+            # results list was opened; since 2.18.5 the writer closes the file on such an
+            # error (src/util.cu jsonOutputFinalize)
+            raise NcclTestsParseError(
+                0,
+                "nccl-tests -J output without a 'results' list: the run stopped before its "
+                "first size (an error during setup; its text log names it)",
+                source,
+            )
         raise NcclTestsParseError(0, "JSON has no 'results' list: not nccl-tests -J output", source)
-    devices = data.get("devices") or []
     config = data.get("config") or {}
+    # nccl-tests writes the device list inside "config" (src/util.cu writeDeviceReport: the
+    # "devices" key before the config object closes, every -J version so far); a top-level
+    # list is read too
+    devices = data.get("devices") or config.get("devices") or []
     hosts: dict[str, int] = {}
     for device in devices:
         host = str(device.get("hostname", ""))
@@ -43,6 +56,11 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
     nccl_version = data.get("nccl_version")
     if isinstance(nccl_version, int) or (isinstance(nccl_version, str) and nccl_version.isdigit()):
         nccl_version = _library_version(str(nccl_version))
+    # "version" is the file's layout (JSON_FILE_VERSION, an int: 3 in nccl-tests 2.19), not
+    # nccl-tests' own version, which the -J file does not hold; a string like "2.19.6" is read
+    # as that version
+    version = data.get("version")
+    tests_version = version if isinstance(version, str) and "." in version else None
     records = []
     for index, result in enumerate(data["results"]):
         if not isinstance(result, dict) or "size" not in result:
@@ -91,7 +109,7 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
                     "gpus_per_node": gpus_per_node,
                     "gpus_per_process": config.get("ngpus"),
                     "nccl_version": nccl_version,
-                    "nccl_tests_version": data.get("version"),
+                    "nccl_tests_version": tests_version,
                     "algo_env": env.get("NCCL_ALGO"),
                     "proto_env": env.get("NCCL_PROTO"),
                     "nccl_algo": None,
@@ -125,11 +143,23 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
             "out_of_bounds": oob.get("count"),
             "out_of_bounds_ok": oob.get("okay"),
             "nccl_version": nccl_version,
-            "nccl_tests_version": data.get("version"),
+            "nccl_tests_version": tests_version,
             "avg_busbw_bytes_per_s": float(
                 (data.get("average_bus_bandwidth") or {}).get("bandwidth", math.nan)
             )
             * GB,
         }
     ]
-    return _frame(records, source, {}, info, [])
+    warnings = []
+    if "out_of_bounds" not in data and "average_bus_bandwidth" not in data:
+        # the footer nccl-tests writes after the last size (src/util.cu writeResultFooter) is
+        # missing: an error stopped the sweep and the writer closed the file where it was
+        warnings.append(
+            (
+                0,
+                "the -J file ends without nccl-tests' footer ('out_of_bounds', "
+                "'average_bus_bandwidth'): the run stopped before its last size (an error; its "
+                f"text log names it); the {len(data['results'])} sizes before are read",
+            )
+        )
+    return _frame(records, source, {}, info, [], warnings)

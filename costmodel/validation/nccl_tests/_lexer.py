@@ -59,6 +59,13 @@ _GRAPH_RE = re.compile(r"\bgraph:\s*(\d+)")
 # nccl-tests -m N: N ops aggregated into one group per iteration (one launch for N ops)
 _AGG_RE = re.compile(r"\bagg iters:\s*(\d+)")
 
+#: nccl-tests -S 1 (``--report_timestamps``, v2.17.6+): the column header ends in ``timestamp``
+#: and every row in the time it was printed, strftime's ``"%Y-%m-%d %H:%M:%S"`` (src/util.cu
+#: TIME_STRING_FORMAT, writeTimestamp): two fields after the last block, no measurement
+_TIMESTAMP_COLUMN = "timestamp"
+_ROW_DATE_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
+_ROW_CLOCK_RE = re.compile(r"^\d\d:\d\d:\d\d$")
+
 _TABLE_STARTS = ("nThread", "Using devices", "Collective test", "nccl-tests version", "size ")
 _TIME_NAMES = {"time": "gpu", "cputime": "cpu"}
 _BLOCK_NAMES = {
@@ -130,6 +137,8 @@ def _layout_from_header(tokens: list[str]) -> _Layout:
     blocks: list[list[str]] = []
     timer = "gpu"
     for token in tokens:
+        if token == _TIMESTAMP_COLUMN and blocks:  # -S 1: the rows' print time, read past
+            continue
         if token in _TIME_NAMES:
             timer = _TIME_NAMES[token]
             blocks.append(["time"])
@@ -138,6 +147,19 @@ def _layout_from_header(tokens: list[str]) -> _Layout:
         else:
             preamble.append(token)
     return _Layout(preamble, blocks, timer)
+
+
+def _without_timestamp(tokens: list[str]) -> list[str]:
+    """A row's fields without the ``YYYY-MM-DD HH:MM:SS`` nccl-tests -S 1 prints after its last
+    block (src/util.cu writeTimestamp: ``%21s`` of strftime's ``"%Y-%m-%d %H:%M:%S"``); a row
+    without one is returned as it is.
+
+    >>> _without_timestamp(["8", "2", "float", "0", "2026-12-05", "02:00:13"])
+    ['8', '2', 'float', '0']
+    """
+    if len(tokens) > 2 and _ROW_DATE_RE.match(tokens[-2]) and _ROW_CLOCK_RE.match(tokens[-1]):
+        return tokens[:-2]
+    return tokens
 
 
 def _layout_from_count(tokens: list[str]) -> _Layout | None:

@@ -44,6 +44,7 @@ from ._lexer import (
     _looks_like_row,
     _Run,
     _strip_prefix,
+    _without_timestamp,
 )
 
 #: The units nccl-tests prints under its column header (src/common.cu writeResultHeader: size
@@ -112,6 +113,8 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: (line, text) of nccl-tests' ``# error: ...`` line (NCCL's last error): said once
+        self.nccl_errors: list[tuple[int, str]] = []
         #: (line, text) of '#' comments after a result row's fields: said once
         self.row_comments: list[tuple[int, str]] = []
         #: the placements of the last "#  out-of-place  in-place" title, for the next header
@@ -159,6 +162,7 @@ class _Parser(_Findings):
         self.pending = None
         if run is None:
             return
+        tokens = _without_timestamp(tokens)
         layout = run.layout or _layout_from_count(tokens)
         if self.pending_end == self.last_line and len(tokens) < (
             layout.width if layout else _SHORTEST_ROW
@@ -188,6 +192,17 @@ class _Parser(_Findings):
             return
         if not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
             self._problem(line, f"size and count must be integers: {' '.join(tokens[:2])!r}")
+            return
+        if tokens[0].startswith("-") or tokens[1].startswith("-"):
+            # nccl-tests prints the size_t size and count with "%12li" (src/util.cu
+            # writeBenchmarkLinePreamble): a negative one is a number that wrapped (a long of
+            # 32 bits, as on Windows, past 2 GiB), not a size; read, it was a negative message
+            self._problem(
+                line,
+                f"size and count must be >= 0, got {' '.join(tokens[:2])!r}: a size printed "
+                "through a 32-bit integer wraps negative past 2 GiB (nccl-tests prints it with "
+                "%li, 32 bits on Windows): rerun with sizes up to 1 GiB (-e 1G)",
+            )
             return
         if run.layout is None:
             run.layout = layout
@@ -510,6 +525,11 @@ class _Parser(_Findings):
                 self._problem(lineno, f"'Avg bus bandwidth' value {avg.group(1)!r} is not a number")
             self.run.concluded = True
             return
+        if body.startswith("error:") and body[6:].strip():
+            # "# error: ..." closes the log when NCCL kept an error string (src/util.cu
+            # writeErrors: ncclGetLastError after the run), said once by read_lines
+            self.nccl_errors.append((lineno, body[6:].strip()))
+            return
         if _looks_like_row(tokens):
             self._warn(lineno, f"a result row is commented out and not read: {body[:80]!r}")
             return
@@ -610,6 +630,14 @@ def read_lines(
             f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
             "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
             "check them",
+        )
+    if parser.nccl_errors:  # NCCL's last error, printed by nccl-tests after the run
+        line, first = parser.nccl_errors[0]
+        parser._warn(
+            line,
+            f"nccl-tests printed NCCL's last error after the run ({first[:160]!r}): NCCL "
+            "recorded an error during the run (a failed network operation, a retry); the rows are "
+            "read, check them",
         )
     if parser.row_comments:  # notes added after rows: read without them, said once
         line, first = parser.row_comments[0]
