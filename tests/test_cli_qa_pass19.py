@@ -16,8 +16,8 @@ import pytest
 
 import costmodel as cm
 from costmodel.strategy.advisor import candidate_layouts
+from costmodel.sweep import evaluate_rows, iter_sweep, make_grid
 from costmodel.sweep import grid as grid_mod
-from costmodel.sweep import make_grid
 from costmodel.sweep.evaluate import STEP_COLUMNS, join_notes
 from tests._cli import one_line_error, run
 
@@ -150,6 +150,34 @@ def test_strategy_all_row_count_counts_each_rank_counts_layouts():
             {"preset": "dgx-h100", "params": "7B", "ranks": "8,16", "sequence_length": "1..60000"},
             kind="step",
         )
+
+
+def test_row_ranges_and_chunks_agree_with_the_whole():
+    """A ranks grid's rows are the same cut in chunks or row ranges (the Dask engine's road):
+    each piece reads its ranks as its preset's nodes alike."""
+    g = make_grid(
+        {"preset": list(NODE_OF), "arch": ARCH, "strategy": "all", "ranks": "4,16",
+         "micro_batch": "1,2"},
+        kind="step",
+    )  # fmt: skip
+    whole = pd.concat([t.to_pandas() for t in iter_sweep(g, chunk_rows=5)], ignore_index=True)
+    assert len(whole) == g.rows
+    cut = pd.concat(
+        [evaluate_rows(g, 0, 13).to_pandas(), evaluate_rows(g, 13, g.rows).to_pandas()],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(whole.astype(object), cut.astype(object))
+
+
+def test_global_tokens_split_over_each_rank_counts_gpus():
+    """global_tokens is split over each row's ranks, as step --ranks --global-tokens splits it."""
+    df = cm.sweep(kind="step", preset="dgx-h100", arch=ARCH, strategy="fsdp", ranks=[4, 16],
+                  global_tokens="1Mi")  # fmt: skip
+    assert list(df["accumulation"]) == [64, 16]  # 256 sequences of 4096 over 4 and 16 GPUs
+    for _, row in df.iterrows():
+        step = _step_json("dgx-h100", int(row["ranks"]), "--strategy", "fsdp",
+                          "--global-tokens", "1Mi")  # fmt: skip
+        _assert_row_is_step(row, step)
 
 
 # --- refusals: one line, exit 2, the words of the commands -------------------------------
