@@ -199,7 +199,7 @@ def test_every_step_option_is_a_step_sweep_axis_or_a_one_link_option():
     assert missing == []
 
 
-@pytest.mark.parametrize("key", ["ranks", "bandwidth", "latency", "gradient_bytes", "peak_flops"])
+@pytest.mark.parametrize("key", ["bandwidth", "latency", "gradient_bytes", "peak_flops"])
 def test_a_one_link_option_on_a_step_sweep_says_why_it_is_no_axis(key):
     r = run("sweep", "--no-progress", "--kind", "step", *BASE, "--set", f"{key}=1")
     one_line_error(

@@ -5,6 +5,8 @@ beside its own saved text output."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 
@@ -80,16 +82,18 @@ def test_step_cluster_ranks_and_bandwidth_refused_naming_both_roads():
     )
 
 
-def test_step_sweep_ranks_refusal_says_the_nodes_that_spell_it():
-    """A step sweep's rows are written with nodes and gpus_per_node (the columns): `ranks`
-    stays no axis, and its refusal says how N ranks are spelled, as step --ranks reads them."""
+def test_step_sweep_ranks_is_read_as_step_ranks_reads_it():
+    """A step sweep's `ranks` (once refused, "its ranks are nodes x gpus_per_node") is an axis
+    read as step --cluster --ranks reads it: 16 ranks of dgx-h100 are 2 nodes of 8, the row
+    writing them (tests/test_cli_qa_pass19.py: every column, every road)."""
     r = run("sweep", "--no-progress", "--kind", "step", "--set", "preset=dgx-h100",
-            "--set", "arch=llama-3.1-8b", "--set", "ranks=16")  # fmt: skip
-    one_line_error(
-        r,
-        "--set ranks: unknown step axis 'ranks'",
-        "nodes=N/G, whole nodes, or nodes=1 with gpus_per_node=N, N <= G",
-    )
+            "--set", "arch=llama-3.1-8b", "--set", "strategy=fsdp",
+            "--set", "ranks=16")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    row = next(csv.DictReader(io.StringIO(r.stdout)))
+    assert (row["nodes"], row["gpus_per_node"], row["ranks"]) == ("2", "8", "16")
+    step = _json(*COMMANDS["step"], "--ranks", "16")
+    assert float(row["step_time_s"]) == pytest.approx(step["step_time_s"], rel=1e-12)
 
 
 # --- train --step-time: only what describes the measured step ---------------------------------

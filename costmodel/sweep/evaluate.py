@@ -159,6 +159,21 @@ def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray
     return nodes, np.where(single, r, gpus_per_node)
 
 
+def _step_shape(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, np.ndarray]:
+    """A step piece's numeric values with its ``ranks`` (a rank count of the preset, ``step
+    --cluster NAME --ranks N``) read as the ``nodes`` and ``gpus_per_node`` of each row by
+    :func:`ranks_slice` on the preset's node, first, as the rows write them (``step --json``'s
+    ``nodes``, ``gpus_per_node`` and ``ranks``); a piece without ``ranks``, or read already,
+    as it is."""
+    if "ranks" not in num or "nodes" in num:
+        return num
+    per_node = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    nodes, gpn = ranks_slice(num["ranks"], per_node, cat["preset"])
+    return {"nodes": nodes, "gpus_per_node": gpn, **num}
+
+
 def _eval_collective_preset(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
@@ -1057,12 +1072,16 @@ def _step_rows(
     out: list[list[_StepRow]] = []
     groups: dict[tuple[Any, ...], list[tuple[_StepRow, dict[str, Any]]]] = {}
     for cat, num, n in pieces:
+        num = _step_shape(cat, num, get_cluster)
         nodes = num.get("nodes", np.ones(n, dtype=np.int64))
         gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
+        # a rank count's whole nodes are the preset's own, as step --cluster --ranks reads them
+        whole = int(get_cluster(cat["preset"], 1, None).gpus_per_node) if "ranks" in num else 0
         block: list[_StepRow] = []
         for i in range(n):
             values = {k: v[i].item() for k, v in num.items() if k not in _PINNED_AXES}
-            row = _StepRow(values, int(nodes[i]), None if gpn is None else int(gpn[i]))
+            g = None if gpn is None or int(gpn[i]) == whole else int(gpn[i])
+            row = _StepRow(values, int(nodes[i]), g)
             block.append(row)
             try:  # an impossible row (a slice beyond the node, ...) is that row's answer
                 row.cluster = get_cluster(cat["preset"], row.nodes, row.gpus_per_node)
@@ -1156,6 +1175,7 @@ def _eval_step(
     from ..strategy.layout import LAYOUT_KEYS, bucket_not_applied
 
     n = len(next(iter(num.values()))) if num else 1
+    num = _step_shape(cat, num, get_cluster)  # ranks: the nodes and GPUs per node it takes
     if priced is None:
         priced = _step_rows([(cat, num, n)], get_cluster)[0]
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
@@ -1758,6 +1778,8 @@ def _eval_pieces(
         return [_to_table(_eval_block(kind, cat, num, get_cluster), n) for cat, num, n in pieces]
     from ..strategy.comm import PredictionCache
 
+    # a ranks axis read as its nodes and GPUs per node first (the cache's node counts)
+    pieces = [(cat, _step_shape(cat, num, get_cluster), n) for cat, num, n in pieces]
     cache = PredictionCache(nodes=_node_counts(pieces))  # every batch's predictions
     tables: list[pa.Table] = []
     for batch in _row_batches(pieces, STEP_BATCH_ROWS):

@@ -147,6 +147,10 @@ _NODES = Axis("nodes", _parse_int, True, integer=True, column="nodes")
 _GPUS_PER_NODE = Axis(
     "gpus_per_node", _parse_int, True, integer=True, column="gpus_per_node", aliases=("gpn",)
 )
+# the collective and step sweeps read a preset's rank count alike: N ranks on nodes of G GPUs
+# are one node's slice of N GPUs (N <= G) or N / G whole nodes
+# (costmodel.sweep.evaluate.ranks_slice, every command's --cluster NAME --ranks N)
+_RANKS = Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n"))
 # the memory and step sweeps: the memory's overheads (costmodel memory/step --cuda-context,
 # --fragmentation), added to memory_GB and so to fits, as strategy_memory adds them
 _CUDA_CONTEXT = Axis(
@@ -231,7 +235,7 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("collnet_enabled", _parse_bool, False, column="collnet", aliases=("collnet",)),
             _NODES,
             _GPUS_PER_NODE,
-            Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
+            _RANKS,
             Axis("bandwidth", units.parse_rate, True, column="bandwidth_GBps", aliases=("bw",)),
             Axis("latency", units.parse_duration, True, column="latency_s", aliases=("alpha",)),
             Axis("gamma", _parse_float, True, column="gamma_s_per_byte"),
@@ -318,6 +322,9 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("no_sync", _parse_bool, False, column="no_sync"),
             _NODES,
             _GPUS_PER_NODE,
+            # or the GPUs as a rank count of the preset (costmodel step --cluster --ranks):
+            # each row's nodes and GPUs per node from ranks_slice, not beside them
+            _RANKS,
             _GROUP_SIZE,
             _PARAMS,
             _MICRO_BATCH,
@@ -401,20 +408,17 @@ cluster's GPU (a GPU is never priced at another GPU's rate)."""
 
 _ON_A_PRESET = "a step sweep prices a cluster preset: "
 STEP_LINK_OPTIONS: dict[str, str] = {
-    "ranks": _ON_A_PRESET + "its ranks are nodes x gpus_per_node; N ranks on nodes of G GPUs "
-    "are nodes=N/G, whole nodes, or nodes=1 with gpus_per_node=N, N <= G",
     "bandwidth": _ON_A_PRESET + "its links give the bandwidth",
     "latency": _ON_A_PRESET + "its links and the model give the latency",
     "gradient_bytes": _ON_A_PRESET + "grad_dtype gives the bytes per gradient",
     "peak_flops": _ON_A_PRESET + "its GPU and the precision give the peak",
 }
-"""``costmodel step``'s options of the one-link step (``--ranks``/``--bandwidth``, the
+"""``costmodel step``'s options of the one-link step (``--bandwidth`` and the rest of the
 lesson's DDP step, :func:`costmodel.ddp.ddp_step`), which are no step sweep axes: a step sweep
 row is the step on a cluster preset, whose links, GPU and ``grad_dtype`` give them, as ``step
---cluster`` refuses them. ``step --cluster --ranks N`` is read as the nodes and GPUs per node
-:func:`costmodel.sweep.evaluate.ranks_slice` gives, which a step sweep spells as its ``nodes``
-and ``gpus_per_node`` axes (the columns every row writes), not as a third axis beside them:
-the refusal of ``ranks`` says how. Each with what gives it, for the refusal of such an axis."""
+--cluster`` refuses them. Each with what gives it, for the refusal of such an axis. (``ranks``
+is an axis: a rank count of the preset, read as ``step --cluster --ranks N`` reads it, the
+nodes and GPUs per node :func:`costmodel.sweep.evaluate.ranks_slice` gives.)"""
 
 
 def _axis(kind: str, name: str) -> Axis:
@@ -1036,8 +1040,7 @@ def _check(grid: Grid) -> None:
                     "(ranks/bandwidth); with preset the preset's links and the model give it: "
                     "give either preset or bandwidth/latency/gamma, not both"
                 )
-            if "ranks" in a and ({"nodes", "gpus_per_node"} & set(a)):
-                raise ValueError("grid: with a preset give ranks or nodes/gpus_per_node, not both")
+            _check_ranks_or_nodes(a)
         else:
             if "bandwidth" not in a:
                 raise ValueError(
@@ -1119,6 +1122,26 @@ def _check_nodes(a: dict[str, list[Any]]) -> None:
     bad = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
     if bad:
         top.check("nodes", bad[0])
+
+
+def _check_ranks_or_nodes(a: dict[str, list[Any]]) -> None:
+    """A preset's GPUs given once: as ``ranks`` (a rank count, read by
+    :func:`costmodel.sweep.evaluate.ranks_slice`) or as ``nodes``/``gpus_per_node``, not both
+    (the collective and step sweeps, in one set of words)."""
+    if "ranks" in a and ({"nodes", "gpus_per_node"} & set(a)):
+        raise ValueError("grid: with a preset give ranks or nodes/gpus_per_node, not both")
+
+
+def _check_preset_ranks(a: dict[str, list[Any]]) -> None:
+    """Each ``ranks`` value a shape of each preset's node, as ``step --cluster NAME --ranks N``
+    reads it (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` one node's slice, a
+    multiple of ``G`` whole nodes; any other count refused in its words), before any row."""
+    from .. import presets
+    from .evaluate import ranks_slice
+
+    for name in _presets(a["preset"], a):
+        per_node = int(presets.cluster(name, field="preset").gpus_per_node)
+        ranks_slice(a["ranks"], per_node, name)  # raises "ranks: 12 GPUs cannot be built ..."
 
 
 def _check_arch_or_params(a: dict[str, list[Any]], needs: str) -> None:
@@ -1355,10 +1378,21 @@ def _check_step(a: dict[str, list[Any]]) -> None:
     _check_strategy_options(a, all_layouts=True)
     _check_recipes_and_modes(a)
     _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
+    _check_ranks_or_nodes(a)
     _check_at_least_one(
         a,
-        ("nodes", "gpus_per_node", "micro_batch", "sequence_length", "accumulation", "group_size"),
+        (
+            "nodes",
+            "gpus_per_node",
+            "ranks",
+            "micro_batch",
+            "sequence_length",
+            "accumulation",
+            "group_size",
+        ),
     )
+    if "ranks" in a:  # each a shape of each preset's node, as step --cluster --ranks
+        _check_preset_ranks(a)
     # the range of step's --mfu and --contention, in their words
     LIMITS["mfu"].check("mfu", list(a.get("mfu", [])))
     _check_step_compute(a)
@@ -1665,6 +1699,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
         names = [
             "nodes",
             "gpus_per_node",
+            "ranks",
             "group_size",
             "params",
             "micro_batch",
@@ -1778,7 +1813,7 @@ def _launches(a: dict[str, list[Any]]) -> list[dict[str, Any] | None]:
 
 
 #: the numeric axes a ``strategy=all`` block pins (the layouts depend on the ranks): a step
-#: sweep's nodes and node slice, a memory sweep's ranks
+#: sweep's nodes and node slice (or its ranks), a memory sweep's ranks
 _PINNED_AXES = ("nodes", "gpus_per_node", "ranks")
 
 
@@ -1827,44 +1862,72 @@ def _all_layout_combos(
     a: dict[str, list[Any]], cats: dict[str, list[Any]], numeric: list[str]
 ) -> Iterator[tuple[dict[str, Any], int]]:
     """A step sweep's ``strategy=all``: for each categorical combination, node count and
-    node slice, one block per layout the advisor ranks on that cluster
-    (:func:`costmodel.strategy.advisor.candidate_layouts` of its ranks and GPUs per node, the
-    list ``costmodel step --strategy all`` ranks), in the advisor's order. A block's ``cat``
-    holds the layout's keywords (``strategy``, ``reshard_after_forward``) and ``pinned``: the
-    values of the numeric axes it fixes (``nodes``, ``gpus_per_node``, and hsdp's
-    ``group_size``); the block is the other numeric axes. Each row names its layout as a
+    node slice (or rank count: :func:`_step_shapes`), one block per layout the advisor ranks
+    on that cluster (:func:`costmodel.strategy.advisor.candidate_layouts` of its ranks and GPUs
+    per node, the list ``costmodel step --strategy all`` ranks), in the advisor's order. A
+    block's ``cat`` holds the layout's keywords (``strategy``, ``reshard_after_forward``) and
+    ``pinned``: the values of the numeric axes it fixes (``nodes``, ``gpus_per_node`` or
+    ``ranks``, and hsdp's ``group_size``); the block is the other numeric axes. Each row names its layout as a
     named sweep's does (the step's :meth:`~costmodel.strategy.layout.Layout.identity`)."""
     from .. import presets
     from ..strategy.advisor import candidate_layouts
 
     block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
     clusters: dict[tuple[str, int, int | None], Any] = {}
+    shapes: dict[str, list[tuple[int, int | None, dict[str, Any]]]] = {}
     for values in itertools.product(*cats.values()):
         cat = dict(zip(cats, values, strict=True))
-        for nodes in a.get("nodes", [1]):
-            for gpn in a.get("gpus_per_node", [None]):
-                key = (cat["preset"], int(nodes), None if gpn is None else int(gpn))
-                if key not in clusters:
-                    clusters[key] = presets.cluster(
-                        key[0], nodes=key[1], gpus_per_node=key[2], field="preset"
-                    )
-                c = clusters[key]
-                ranks, per_node = int(c.ranks), int(c.gpus_per_node)
-                for kw in candidate_layouts(ranks, per_node):
-                    pinned: dict[str, Any] = {"nodes": nodes}
-                    if gpn is not None:
-                        pinned["gpus_per_node"] = gpn
-                    if "group_size" in kw:
-                        pinned["group_size"] = kw["group_size"]
-                    yield (
-                        {
-                            **cat,
-                            "strategy": kw["strategy"],
-                            "reshard_after_forward": kw.get("reshard_after_forward"),
-                            "pinned": pinned,
-                        },
-                        block,
-                    )
+        if cat["preset"] not in shapes:
+            shapes[cat["preset"]] = list(_step_shapes(a, cat["preset"]))
+        for nodes, gpn, fixed in shapes[cat["preset"]]:
+            key = (cat["preset"], nodes, gpn)
+            if key not in clusters:
+                clusters[key] = presets.cluster(
+                    key[0], nodes=key[1], gpus_per_node=key[2], field="preset"
+                )
+            c = clusters[key]
+            ranks, per_node = int(c.ranks), int(c.gpus_per_node)
+            for kw in candidate_layouts(ranks, per_node):
+                pinned = dict(fixed)
+                if "group_size" in kw:
+                    pinned["group_size"] = kw["group_size"]
+                yield (
+                    {
+                        **cat,
+                        "strategy": kw["strategy"],
+                        "reshard_after_forward": kw.get("reshard_after_forward"),
+                        "pinned": pinned,
+                    },
+                    block,
+                )
+
+
+def _step_shapes(
+    a: dict[str, list[Any]], preset: str
+) -> Iterator[tuple[int, int | None, dict[str, Any]]]:
+    """A step sweep's clusters on ``preset``, in the grid's order: (nodes, GPUs per node, the
+    values a ``strategy=all`` block pins), the GPUs per node None for the preset's whole node.
+    A ``ranks`` axis: each count's nodes and GPUs per node from
+    :func:`costmodel.sweep.evaluate.ranks_slice` on the preset's node (whole nodes as ``step
+    --cluster --ranks N`` reads them, :func:`costmodel.cli._common.preset_ranks`), the block
+    pinning the rank count; else every ``nodes`` (1) by every ``gpus_per_node`` (the whole
+    node), the block pinning those."""
+    if "ranks" in a:
+        from .. import presets
+        from .evaluate import ranks_slice
+
+        per_node = int(presets.cluster(preset, field="preset").gpus_per_node)
+        counts = a["ranks"]
+        nodes, gpn = ranks_slice(counts, per_node, preset)
+        for r, k, g in zip(counts, nodes.tolist(), gpn.tolist(), strict=True):
+            yield int(k), (None if g == per_node else int(g)), {"ranks": r}
+        return
+    for nodes in a.get("nodes", [1]):
+        for g in a.get("gpus_per_node", [None]):
+            pinned: dict[str, Any] = {"nodes": nodes}
+            if g is not None:
+                pinned["gpus_per_node"] = g
+            yield int(nodes), (None if g is None else int(g)), pinned
 
 
 def _as_grid(
