@@ -82,7 +82,7 @@ def test_run_cycles_said_once_as_cycles_not_duplicates():
     assert df.time_s.tolist()[4:] == pytest.approx([104e-6, 105e-6, 104e-6, 105e-6])
     messages = [w["message"] for w in df.attrs["warnings"]]
     assert not any("duplicate" in m for m in messages), messages
-    (said,) = [w for w in df.attrs["warnings"] if "run_cycles" in w["message"]]
+    (said,) = [w for w in df.attrs["warnings"] if "nccl-tests -N" in w["message"]]
     assert said["line"] == 14 and "sweep 2 times" in said["message"]
 
 
@@ -92,7 +92,7 @@ def test_a_cycle_copied_field_for_field_is_still_a_duplicate():
     pasted = "".join(lines[:13] + lines[11:13] + lines[15:])
     messages = [w["message"] for w in parse_nccl_tests(pasted).attrs["warnings"]]
     assert any("duplicate row" in m for m in messages)
-    assert not any("run_cycles" in m for m in messages)
+    assert not any("nccl-tests -N" in m for m in messages)
 
 
 def test_run_cycles_through_the_cli(tmp_path):

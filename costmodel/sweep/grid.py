@@ -1940,6 +1940,13 @@ def _as_grid(
             return make_grid(overridden(grid.axes, grid.kind, axes), kind=grid.kind)
         return grid
     if isinstance(grid, str | os.PathLike):
+        if isinstance(grid, str) and grid in KINDS and not Path(grid).exists():
+            # sweep("step", ranks=...) read "step" as a grid file that is not there: the kind
+            # is its own keyword, as the CLI's `sweep step` spells it positionally
+            raise ValueError(
+                f"grid: {grid!r} is a kind of sweep, not a grid file; give it as `kind` "
+                "(the first argument is a grid: a TOML file, a mapping or a Grid)"
+            )
         loaded = load_grid(grid, kind)  # a file that names no kind is of ``kind``
         return (
             make_grid(overridden(loaded.axes, loaded.kind, axes), kind=loaded.kind)

@@ -95,7 +95,7 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
         parser._warn(
             restart,
             f"the sizes start again here: the run printed its sweep {count} times "
-            "(nccl-tests -N, --run_cycles); every cycle's rows are read and compared, so each "
+            "(nccl-tests -N); every cycle's rows are read and compared, so each "
             f"size counts {count} times",
         )
     for count, what in ((duplicates, "duplicate rows"), (disorder, "out-of-order rows")):
