@@ -41,14 +41,23 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import units
 from .presets import shipped_dir
 
 SECONDS_PER_DAY = 86400.0
 STALE_PRICE_DAYS = 365
-"""A price read more than this many days before today is flagged as possibly out of date."""
+"""A price read more than this many days before today is flagged as possibly out of date: 365
+days old is not flagged, 366 is (so a leap year's anniversary, 366 days after a date before its
+February 29, is flagged a day before the calendar year is over)."""
+
+
+def current_date() -> _dt.date:
+    """The system date: the day a price's age is measured at when no ``today`` is given
+    (:func:`price_age_warning`, :func:`training_cost`, and so the CLI, the sweep and the app);
+    the one place the price code reads the clock, so a test fixes the day by replacing it."""
+    return _dt.date.today()
 
 
 class Price(BaseModel):
@@ -90,6 +99,19 @@ class Price(BaseModel):
     def terms_label(self) -> str:
         """How the price is bought, with the term of a commitment: ``committed-1y``, ``spot``."""
         return f"committed-{self.term_years}y" if self.terms == "committed" else self.terms
+
+    @field_validator("date")
+    @classmethod
+    def _iso_date(cls, v: str) -> str:
+        # "2026-13-01" or "Nov 2026" failed later, in the age's subtraction, with a message
+        # that named no field
+        try:
+            _dt.date.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"date: expected an ISO date (YYYY-MM-DD), got {v!r}") from None
+        if len(v) != 10:  # fromisoformat also reads "20261109" and "2026-W45-1"
+            raise ValueError(f"date: expected an ISO date (YYYY-MM-DD), got {v!r}")
+        return v
 
     @property
     def day(self) -> _dt.date:
@@ -326,12 +348,17 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
 
 def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
     """A warning when the price is older than :data:`STALE_PRICE_DAYS` days at ``today``
-    (default: the system date), else ``""``.
+    (default: the system date, :func:`current_date`), or dated after ``today`` (a typo in the date or a
+    wrong system clock: no age can be told), else ``""``.
+
+    The age is ``(today - date).days``: 365 days is not flagged, 366 is, in any year.
 
     >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2027, 12, 1))[:40]
     'price aws-p5-capacity-block is from 2026'
     >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))
     ''
+    >>> price_age_warning("aws-p5-on-demand", today=_dt.date(2026, 11, 1))[:58]
+    'price aws-p5-on-demand is dated 2026-11-09, 8 days after t'
 
     A :class:`datetime.datetime` (``datetime.now()``) is read as its date; anything else that
     is no date is refused, naming ``today``.
@@ -343,8 +370,14 @@ def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
         from ._checks import said
 
         raise ValueError(f"today: expected a datetime.date, got {said(today)}")
-    now = today or _dt.date.today()
+    now = today or current_date()
     age = (now - p.day).days
+    if age < 0:
+        return (
+            f"price {p.name} is dated {p.date}, {-age} days after today ({now.isoformat()}): a "
+            "price cannot be read on a day still to come, so its date or the system clock is "
+            "wrong; check the price's date or give `usd_per_gpu_hour`"
+        )
     if age <= STALE_PRICE_DAYS:
         return ""
     return (

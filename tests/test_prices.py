@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from costmodel import cli, presets
+from costmodel import cli, presets, training
 from costmodel.presets import shipped_dir
 from costmodel.scenario import Scenario
 from costmodel.training import (
@@ -129,7 +129,9 @@ def test_stale_warning_with_an_injected_today():
     assert "2026-07-22" in old.price_warning and "497 days old" in old.price_warning
 
 
-def test_cli_train_shows_the_date_and_refuses_another_gpus_price():
+def test_cli_train_shows_the_date_and_refuses_another_gpus_price(monkeypatch):
+    # the day is fixed: the preset's empty warning below would turn on 2027-09-21 otherwise
+    monkeypatch.setattr(training, "current_date", lambda: dt.date(2026, 12, 5))
     r = run(
         "train", "--arch", "llama-2-7b", "--tokens", "2T", "--cluster", "dgx-b200",
         "--nodes", "8", "--price", "aws-p5-on-demand",
