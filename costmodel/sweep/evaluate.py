@@ -414,7 +414,9 @@ def _refused_collective_rows(
 COLLECTIVE_ERROR_DOC = """A collective sweep on a preset ends with ``error``: ``""`` for a row that
 was answered, else why its cluster cannot run it (a pinned ``algorithm=nvls`` on a node count
 without SHARP, or on GPUs without NVLink SHARP; a ``gpus_per_process`` above the GPUs of the
-row's node, :func:`check_gpus_per_process`): the row keeps its inputs, its times and
+row's node, :func:`check_gpus_per_process`; with ``preset=all``, a ``ranks`` count the
+preset's node cannot build, :func:`ranks_rows`, whose ``nodes`` and ``gpus_per_node`` are
+null): the row keeps its inputs, its times and
 bandwidths are NaN, and the other rows are answered all the same, as a step sweep's refused
 rows (a sweep whose every row is refused is refused with the first reason)."""
 
