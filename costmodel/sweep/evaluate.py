@@ -184,14 +184,15 @@ def ranks_rows(
         return nodes, gpn, why
     except ValueError:
         pass
-    built = np.ones(len(r), dtype=bool)
-    for value in np.unique(r):  # each count alone: its own refusal, word for word
+    counts, inverse = np.unique(r, return_inverse=True)
+    said = np.full(len(counts), "", dtype=object)
+    for i, value in enumerate(counts.tolist()):  # each count alone: its refusal, word for word
         try:
             ranks_slice([value], gpus_per_node, preset)
         except ValueError as exc:
-            at = r == value
-            built &= ~at
-            why[at] = " ".join(str(exc).split())
+            said[i] = " ".join(str(exc).split())
+    why = said[inverse.ravel()]
+    built = why == ""
     nodes = np.zeros(len(r), dtype=np.int64)
     gpn = np.zeros(len(r), dtype=np.int64)
     if built.any():
@@ -265,6 +266,7 @@ def _collective_unbuilt(
     (:func:`_collective_block`), each unbuildable count's rows refused
     (:func:`_refused_collective_rows`) with its rank count, null ``nodes`` and
     ``gpus_per_node`` (it has no shape) and the reason in ``error``; in the block's order."""
+    import pandas as pd
     import pyarrow as pa
 
     base = get_cluster(cat["preset"], 1, None)
@@ -274,14 +276,19 @@ def _collective_unbuilt(
         cols = _collective_block(cat, sizes[ok], nodes[ok], gpn[ok], base, get_cluster)
         tables.append(_to_table(cols, len(ok)))
         order.append(ok)
-    for reason in dict.fromkeys(why[why != ""].tolist()):
-        idx = np.flatnonzero(why == reason)
-        zero = np.zeros(len(idx), dtype=np.int64)
-        cols = _refused_collective_rows(cat, sizes[idx], zero, zero, base, reason)
-        none = pa.nulls(len(idx), type=pa.int64())
-        cols.update(nodes=none, gpus_per_node=none, ranks=ranks[idx].astype(np.int64))
-        tables.append(_to_table(cols, len(idx)))
-        order.append(idx)
+    bad = np.flatnonzero(why != "")
+    zero = np.zeros(len(bad), dtype=np.int64)
+    cols = _refused_collective_rows(cat, sizes[bad], zero, zero, base, "")
+    codes, reasons = pd.factorize(why[bad])  # each count's own reason, hash-based
+    none = pa.nulls(len(bad), type=pa.int64())
+    cols.update(
+        nodes=none,
+        gpus_per_node=none,
+        ranks=ranks[bad].astype(np.int64),
+        error=_Cat(codes.astype(np.int32), [str(x) for x in reasons]),
+    )
+    tables.append(_to_table(cols, len(bad)))
+    order.append(bad)
     return _in_order(tables, order)
 
 

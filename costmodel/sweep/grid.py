@@ -1147,20 +1147,22 @@ def _check_preset_ranks(a: dict[str, list[Any]]) -> None:
     answered; only a grid where no preset builds any count is refused, with the first
     preset's reason."""
     from .. import presets
-    from .evaluate import ranks_slice
+    from .evaluate import ranks_rows, ranks_slice
 
     first: ValueError | None = None
     for name in _presets(a["preset"], a):
         per_node = int(presets.cluster(name, field="preset").gpus_per_node)
-        if a["preset"] != ["all"]:
+        try:
             ranks_slice(a["ranks"], per_node, name)  # raises "ranks: 12 GPUs cannot be ..."
-            continue
-        for count in a["ranks"]:
-            try:
-                ranks_slice([count], per_node, name)
+        except ValueError as exc:
+            if a["preset"] != ["all"]:
+                raise
+            if (ranks_rows(a["ranks"], per_node, name)[0] > 0).any():
                 return  # one pair answers: the others are rows with their reason
-            except ValueError as exc:
-                first = first or exc
+            first = first or exc
+            continue
+        if a["preset"] == ["all"]:
+            return
     if first is not None:
         raise first
 
