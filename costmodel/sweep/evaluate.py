@@ -159,6 +159,47 @@ def ranks_slice(ranks: Any, gpus_per_node: int, preset: Any) -> tuple[np.ndarray
     return nodes, np.where(single, r, gpus_per_node)
 
 
+def ranks_rows(
+    ranks: Any, gpus_per_node: int, preset: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`ranks_slice` row by row, for ``preset=all``: each count's nodes and GPUs per
+    node [-], and ``""``, or, for a count the preset's node cannot build, 0 nodes of 0 GPUs
+    (no shape: never a cluster) and the refusal :func:`ranks_slice` gives for it alone, in its
+    words (``ranks: 128 GPUs cannot be built from 'gb200-nvl72' nodes of 72 GPUs; ...``).
+
+    The decision: a preset the user named refuses an impossible count up front, the whole
+    grid (:func:`costmodel.sweep.grid._check_preset_ranks`); presets ``preset=all`` expanded
+    are every preset, and one whose node cannot build a count (a 72-GPU NVL72 node and 128
+    ranks) answers that pair as refused rows with this reason in ``error``, the other pairs
+    being answered (a grid with no buildable pair at all is refused up front, as before).
+
+    >>> nodes, gpn, why = ranks_rows([64, 128, 144], 72, "gb200-nvl72")
+    >>> nodes.tolist(), gpn.tolist(), [w[:36] for w in why]
+    ([1, 0, 2], [64, 0, 72], ['', 'ranks: 128 GPUs cannot be built from', ''])
+    """
+    r = np.atleast_1d(np.asarray(ranks, dtype=np.int64))
+    why = np.full(len(r), "", dtype=object)
+    try:  # the common grid: every count has a shape
+        nodes, gpn = ranks_slice(r, gpus_per_node, preset)
+        return nodes, gpn, why
+    except ValueError:
+        pass
+    counts, inverse = np.unique(r, return_inverse=True)
+    said = np.full(len(counts), "", dtype=object)
+    for i, value in enumerate(counts.tolist()):  # each count alone: its refusal, word for word
+        try:
+            ranks_slice([value], gpus_per_node, preset)
+        except ValueError as exc:
+            said[i] = " ".join(str(exc).split())
+    why = said[inverse.ravel()]
+    built = why == ""
+    nodes = np.zeros(len(r), dtype=np.int64)
+    gpn = np.zeros(len(r), dtype=np.int64)
+    if built.any():
+        nodes[built], gpn[built] = ranks_slice(r[built], gpus_per_node, preset)
+    return nodes, gpn, why
+
+
 def _step_shape(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, np.ndarray]:
@@ -166,11 +207,13 @@ def _step_shape(
     --cluster NAME --ranks N``) read as the ``nodes`` and ``gpus_per_node`` of each row by
     :func:`ranks_slice` on the preset's node, first, as the rows write them (``step --json``'s
     ``nodes``, ``gpus_per_node`` and ``ranks``); a piece without ``ranks``, or read already,
-    as it is."""
+    as it is. A count the preset's node cannot build (``preset=all``, :func:`ranks_rows`) is 0
+    nodes of 0 GPUs: :func:`_step_rows` refuses that row in :func:`ranks_slice`'s words, and
+    its ``nodes`` and ``gpus_per_node`` are null (:func:`_eval_step`)."""
     if "ranks" not in num or "nodes" in num:
         return num
     per_node = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
-    nodes, gpn = ranks_slice(num["ranks"], per_node, cat["preset"])
+    nodes, gpn, _why = ranks_rows(num["ranks"], per_node, cat["preset"])
     return {"nodes": nodes, "gpus_per_node": gpn, **num}
 
 
@@ -182,16 +225,81 @@ def _eval_collective_preset(
     n = len(sizes)
     base = get_cluster(cat["preset"], 1, None)
     if "ranks" in num:
-        nodes, gpn = ranks_slice(num["ranks"], base.gpus_per_node, cat["preset"])
+        nodes, gpn, why = ranks_rows(num["ranks"], base.gpus_per_node, cat["preset"])
+        if why.any():  # preset=all: counts this preset's node cannot build (ranks_rows)
+            return _collective_unbuilt(cat, sizes, num["ranks"], nodes, gpn, why, get_cluster)
     else:
         nodes = num.get("nodes", np.ones(n, dtype=np.int64))
         gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))
+    return _collective_block(cat, sizes, nodes, gpn, base, get_cluster)
+
+
+def _collective_block(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    base: Any,
+    get_cluster: Any,
+) -> dict[str, Any]:
+    """Preset collective rows of one block with their ``error`` column: in one call, else
+    (a cluster of the block refuses a row: NVLS across nodes, ...) pair by pair."""
     try:
         out = _collective_rows(cat, sizes, nodes, gpn, base, get_cluster)
-    except ValueError:  # a cluster of the block refuses the row (NVLS across nodes, ...)
+    except ValueError:
         return _collective_pairs_alone(cat, sizes, nodes, gpn, base, get_cluster)
     out["error"] = ""
     return out
+
+
+def _collective_unbuilt(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    ranks: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    why: np.ndarray,
+    get_cluster: Any,
+) -> dict[str, Any]:
+    """Collective rows of a block some of whose rank counts the preset's node cannot build
+    (``why``, :func:`ranks_rows`; ``preset=all``): the buildable rows answered as any block's
+    (:func:`_collective_block`), each unbuildable count's rows refused
+    (:func:`_refused_collective_rows`) with its rank count, null ``nodes`` and
+    ``gpus_per_node`` (it has no shape) and the reason in ``error``; in the block's order."""
+    import pandas as pd
+    import pyarrow as pa
+
+    base = get_cluster(cat["preset"], 1, None)
+    tables, order = [], []
+    ok = np.flatnonzero(why == "")
+    if len(ok):
+        cols = _collective_block(cat, sizes[ok], nodes[ok], gpn[ok], base, get_cluster)
+        tables.append(_to_table(cols, len(ok)))
+        order.append(ok)
+    bad = np.flatnonzero(why != "")
+    zero = np.zeros(len(bad), dtype=np.int64)
+    cols = _refused_collective_rows(cat, sizes[bad], zero, zero, base, "")
+    codes, reasons = pd.factorize(why[bad])  # each count's own reason, hash-based
+    none = pa.nulls(len(bad), type=pa.int64())
+    cols.update(
+        nodes=none,
+        gpus_per_node=none,
+        ranks=ranks[bad].astype(np.int64),
+        error=_Cat(codes.astype(np.int32), [str(x) for x in reasons]),
+    )
+    tables.append(_to_table(cols, len(bad)))
+    order.append(bad)
+    return _in_order(tables, order)
+
+
+def _in_order(tables: list[pa.Table], order: list[np.ndarray]) -> dict[str, Any]:
+    """The columns of ``tables``, the parts of one block whose rows are ``order``'s
+    indices, put back in the block's row order."""
+    import pyarrow as pa
+
+    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    table = table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+    return {name: table.column(name).combine_chunks() for name in table.column_names}
 
 
 def _collective_pairs_alone(
@@ -206,7 +314,6 @@ def _collective_pairs_alone(
     per node) pair evaluated alone, as a step sweep prices a refused row alone; a refused
     pair's rows keep their inputs, NaN times and bandwidths, and the refusal in ``error``
     (:data:`COLLECTIVE_ERROR_DOC`), so the rows that can run are answered."""
-    import pyarrow as pa
 
     keys = nodes.astype(np.int64) * 1_000_003 + gpn.astype(np.int64)
     tables, order = [], []
@@ -220,9 +327,7 @@ def _collective_pairs_alone(
             cols = _refused_collective_rows(cat, *part, base, str(exc))
         tables.append(_to_table(cols, len(idx)))
         order.append(idx)
-    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
-    table = table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
-    return {name: table.column(name).combine_chunks() for name in table.column_names}
+    return _in_order(tables, order)
 
 
 def _collective_inputs(
@@ -316,7 +421,9 @@ def _refused_collective_rows(
 COLLECTIVE_ERROR_DOC = """A collective sweep on a preset ends with ``error``: ``""`` for a row that
 was answered, else why its cluster cannot run it (a pinned ``algorithm=nvls`` on a node count
 without SHARP, or on GPUs without NVLink SHARP; a ``gpus_per_process`` above the GPUs of the
-row's node, :func:`check_gpus_per_process`): the row keeps its inputs, its times and
+row's node, :func:`check_gpus_per_process`; with ``preset=all``, a ``ranks`` count the
+preset's node cannot build, :func:`ranks_rows`, whose ``nodes`` and ``gpus_per_node`` are
+null): the row keeps its inputs, its times and
 bandwidths are NaN, and the other rows are answered all the same, as a step sweep's refused
 rows (a sweep whose every row is refused is refused with the first reason)."""
 
@@ -1017,6 +1124,8 @@ class _StepRow:
     values: dict[str, Any]
     nodes: int
     gpus_per_node: int | None
+    ranks: int | None = None
+    """The rank count asked (a ``ranks`` axis), kept for a row refused before its cluster."""
     cluster: Any = None
     keywords: dict[str, Any] | None = None
     columns: dict[str, Any] | None = None
@@ -1081,9 +1190,12 @@ def _step_rows(
         for i in range(n):
             values = {k: v[i].item() for k, v in num.items() if k not in _PINNED_AXES}
             g = None if gpn is None or int(gpn[i]) == whole else int(gpn[i])
-            row = _StepRow(values, int(nodes[i]), g)
+            asked = int(num["ranks"][i]) if "ranks" in num else None
+            row = _StepRow(values, int(nodes[i]), g, asked)
             block.append(row)
             try:  # an impossible row (a slice beyond the node, ...) is that row's answer
+                if row.nodes == 0:  # a count the preset's node cannot build (ranks_rows)
+                    ranks_slice([asked], whole, cat["preset"])  # raises: why, in its words
                 row.cluster = get_cluster(cat["preset"], row.nodes, row.gpus_per_node)
                 row.keywords = step_keywords(cat, ranks=int(row.cluster.ranks), **values)
             except ValueError as exc:
@@ -1180,7 +1292,7 @@ def _eval_step(
         priced = _step_rows([(cat, num, n)], get_cluster)[0]
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
     rows = [
-        _failed_step_row(cat, r.cluster, r.values) if r.columns is None else r.columns
+        _failed_step_row(cat, r.cluster, r.values, r.ranks) if r.columns is None else r.columns
         for r in priced
     ]
     errors = [r.error for r in priced]
@@ -1208,11 +1320,13 @@ def _eval_step(
             [r.precision or cat.get("precision") or "" for r in priced], dtype=object
         ),
         "no_sync": cat["no_sync"],
-        "nodes": nodes,
+        "nodes": _null_unbuilt(nodes, nodes),
     }
     for k in num:
         if k not in ("nodes", "group_size"):  # group_size: the layout's, above
-            out[AXES["step"][k].column] = num[k]  # bucket_cap_bytes, compute_time_s, ...
+            # bucket_cap_bytes, compute_time_s, ...; a count with no shape: null GPUs per node
+            v = _null_unbuilt(num[k], nodes) if k == "gpus_per_node" else num[k]
+            out[AXES["step"][k].column] = v
     if "bucket_cap" in num and bucket_not_applied(cat["strategy"], 1) is not None:
         # fsdp, hsdp: no gradient bucket, so no bucket size in the row (null, as `step --json`
         # gives it; `notes` says why); int64 with nulls, so CSV and Parquet chunks agree
@@ -1231,6 +1345,18 @@ def _eval_step(
         out.update(_train_cost_columns(cat, priced))
     out["error"] = np.array(errors, dtype=object)
     return out
+
+
+def _null_unbuilt(values: np.ndarray, nodes: np.ndarray) -> Any:
+    """``values`` (``nodes`` or ``gpus_per_node``), null where the row's rank count has no
+    shape on its preset's node (0 nodes, :func:`_step_shape`), int64 either way, so that every
+    chunk agrees."""
+    import pyarrow as pa
+
+    unbuilt = np.asarray(nodes) == 0
+    if not unbuilt.any():
+        return values
+    return pa.array(np.asarray(values, dtype=np.int64), mask=unbuilt, type=pa.int64())
 
 
 def _layout_id_columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1444,9 +1570,11 @@ def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[s
     return f"no price given: {presets} (`price`); or give `usd_per_gpu_hour`"
 
 
-def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:
+def _failed_step_row(
+    cat: dict[str, Any], cluster: Any, kw: dict[str, Any], ranks: int | None = None
+) -> dict[str, Any]:
     """What a step row whose step was refused still knows: the strategy asked for, the ranks
-    of its cluster, and its micro-batch, sequence length and accumulation (the grid's, else
+    of its cluster (without one, ``ranks``: the count asked, else null), and its micro-batch, sequence length and accumulation (the grid's, else
     :func:`step_keywords`' defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it,
     the one of micro-batch and accumulation solved from ``global_tokens`` unknown too)."""
     import inspect
@@ -1475,6 +1603,8 @@ def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> d
         except ValueError:
             pass  # the layout itself was refused (the row's error says why): as asked
         row["ranks"] = int(cluster.ranks)
+    elif ranks is not None:  # a count its preset's node cannot build (ranks_rows)
+        row["ranks"] = int(ranks)
     row["sequence_length"] = kw.get("sequence_length", defaults["sequence_length"].default)
     for k in ("micro_batch", "accumulation"):
         row[k] = kw.get(k, 1)  # step_keywords' None: 1, as costmodel step's
@@ -1796,6 +1926,7 @@ def _node_counts(pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]]
     out: set[int] = set()
     for _, num, _n in pieces:
         out.update(np.unique(num["nodes"]).tolist() if "nodes" in num else [1])
+    out.discard(0)  # a rank count with no shape on its preset's node (_step_shape): no cluster
     return sorted(out)
 
 

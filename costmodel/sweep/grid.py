@@ -1076,6 +1076,8 @@ def _check(grid: Grid) -> None:
         _check_algorithms(a)
         _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
         _check_at_least_one(a, ("ranks", "nodes", "gpus_per_node"))
+        if "preset" in a and "ranks" in a:  # each a shape of each preset's node, as step's
+            _check_preset_ranks(a)
     elif grid.kind == "step":
         _check_step(a)
     else:
@@ -1135,13 +1137,34 @@ def _check_ranks_or_nodes(a: dict[str, list[Any]]) -> None:
 def _check_preset_ranks(a: dict[str, list[Any]]) -> None:
     """Each ``ranks`` value a shape of each preset's node, as ``step --cluster NAME --ranks N``
     reads it (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` one node's slice, a
-    multiple of ``G`` whole nodes; any other count refused in its words), before any row."""
-    from .. import presets
-    from .evaluate import ranks_slice
+    multiple of ``G`` whole nodes; any other count refused in its words), before any row: the
+    collective and step sweeps alike.
 
+    Presets named by the user: any count one of them cannot build refuses the grid (they
+    asked for that preset at that count). ``preset=all``: every preset, so a count one of
+    them cannot build (128 ranks of a 72-GPU gb200-nvl72 node) is that pair's refused rows,
+    the reason in ``error`` (:func:`costmodel.sweep.evaluate.ranks_rows`), and the others are
+    answered; only a grid where no preset builds any count is refused, with the first
+    preset's reason."""
+    from .. import presets
+    from .evaluate import ranks_rows, ranks_slice
+
+    first: ValueError | None = None
     for name in _presets(a["preset"], a):
         per_node = int(presets.cluster(name, field="preset").gpus_per_node)
-        ranks_slice(a["ranks"], per_node, name)  # raises "ranks: 12 GPUs cannot be built ..."
+        try:
+            ranks_slice(a["ranks"], per_node, name)  # raises "ranks: 12 GPUs cannot be ..."
+        except ValueError as exc:
+            if a["preset"] != ["all"]:
+                raise
+            if (ranks_rows(a["ranks"], per_node, name)[0] > 0).any():
+                return  # one pair answers: the others are rows with their reason
+            first = first or exc
+            continue
+        if a["preset"] == ["all"]:
+            return
+    if first is not None:
+        raise first
 
 
 def _check_arch_or_params(a: dict[str, list[Any]], needs: str) -> None:
@@ -1880,6 +1903,10 @@ def _all_layout_combos(
         if cat["preset"] not in shapes:
             shapes[cat["preset"]] = list(_step_shapes(a, cat["preset"]))
         for nodes, gpn, fixed in shapes[cat["preset"]]:
+            if nodes == 0:  # a count this preset's node cannot build (preset=all): one block
+                # of refused rows, strategy "all" as asked (no cluster lists its layouts)
+                yield {**cat, "reshard_after_forward": None, "pinned": dict(fixed)}, block
+                continue
             key = (cat["preset"], nodes, gpn)
             if key not in clusters:
                 clusters[key] = presets.cluster(
@@ -1911,14 +1938,15 @@ def _step_shapes(
     :func:`costmodel.sweep.evaluate.ranks_slice` on the preset's node (whole nodes as ``step
     --cluster --ranks N`` reads them, :func:`costmodel.cli._common.preset_ranks`), the block
     pinning the rank count; else every ``nodes`` (1) by every ``gpus_per_node`` (the whole
-    node), the block pinning those."""
+    node), the block pinning those. A count the node cannot build (``preset=all``,
+    :func:`costmodel.sweep.evaluate.ranks_rows`) is 0 nodes: no cluster, no layouts."""
     if "ranks" in a:
         from .. import presets
-        from .evaluate import ranks_slice
+        from .evaluate import ranks_rows
 
         per_node = int(presets.cluster(preset, field="preset").gpus_per_node)
         counts = a["ranks"]
-        nodes, gpn = ranks_slice(counts, per_node, preset)
+        nodes, gpn, _why = ranks_rows(counts, per_node, preset)
         for r, k, g in zip(counts, nodes.tolist(), gpn.tolist(), strict=True):
             yield int(k), (None if g == per_node else int(g)), {"ranks": r}
         return
