@@ -439,24 +439,39 @@ def _is_int_option(hint: Any) -> bool:
     )
 
 
-#: (command, option) -> what that command takes instead: the GPU count is --nodes of a cluster
-#: on train and scenario (memory and batch take both: --ranks, or --nodes with --cluster), and
-#: click's guesses for the other spelling were unrelated names ("No such option: --ranks
-#: (Possible options: ...)")
-OTHER_SPELLINGS: dict[tuple[str, str], str] = {
-    ("train", "--ranks"): "train counts nodes of --cluster: --nodes N (64 GPUs of dgx-h100: "
-    "--nodes 8), --gpus-per-node for a slice",
-    ("scenario", "--ranks"): "scenario counts nodes of --cluster: --nodes N (64 GPUs of "
-    "dgx-h100: --nodes 8), --gpus-per-node for a slice",
-}
+#: Options a newcomer types for the GPU count, which every command spells as --ranks (or
+#: --nodes of --cluster): click refused them with an unrelated guess ("No such option: --gpus
+#: (Possible options: --vs)").
+GPU_COUNT_SPELLINGS = ("--gpus", "--num-gpus", "--ngpus", "--n-gpus", "--gpu-count", "--world-size")
+#: Options typed for the GPU model, which is the --cluster preset's ("--gpu (Possible options:
+#: --mfu)").
+GPU_MODEL_SPELLINGS = ("--gpu", "--gpu-type", "--gpu-model")
 
 
 def _other_spelling_line(exc: Exception) -> str | None:
-    """The line for an option this command spells another way (:data:`OTHER_SPELLINGS`)."""
-    name = getattr(exc, "option_name", None)
+    """The line for an option a newcomer types that this command spells another way: the GPU
+    count (:data:`GPU_COUNT_SPELLINGS`: ``--ranks``, or ``--nodes`` of ``--cluster``) and the
+    GPU model (:data:`GPU_MODEL_SPELLINGS`: the ``--cluster`` preset's), worded from the options
+    the command has; ``None`` for any other option, or a command without those options."""
+    name = str(getattr(exc, "option_name", None))
     ctx = getattr(exc, "ctx", None)
-    command = getattr(getattr(ctx, "command", None), "name", None)
-    hint = OTHER_SPELLINGS.get((str(command), str(name)))
+    params = getattr(getattr(ctx, "command", None), "params", None) or []
+    has = {o for p in params for o in getattr(p, "opts", ())}
+    hint = None
+    if name in GPU_COUNT_SPELLINGS and "--nodes" in has and "--cluster" in has:
+        hint = (
+            "the GPU count is --ranks N (with --cluster: one node's slice or whole nodes of it, "
+            "--ranks 64 on dgx-h100 is --nodes 8) or --nodes N of --cluster"
+            if "--ranks" in has
+            else "the GPU count is --nodes N of --cluster (64 GPUs of dgx-h100: --nodes 8), "
+            "--gpus-per-node for a slice"
+        )
+    elif name in GPU_MODEL_SPELLINGS and "--cluster" in has:
+        hint = (
+            "the GPU is the --cluster preset's (B200s: --cluster dgx-b200; `costmodel presets "
+            "list` names each cluster's GPU)"
+            + (", or --gpu-memory for a card's memory alone" if "--gpu-memory" in has else "")
+        )
     if hint is None:
         return None
     return f"No such option: {name}; {hint}. See '{ctx.command_path} --help'."  # type: ignore[union-attr]

@@ -735,8 +735,19 @@ def _collective_all(
         op, sizes, cluster, nodes, gpus_per_node, model=model, **(launch or {})
     )
     memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
+    # beyond the largest measured run of the regime: the expected error the "fastest at" lines
+    # judge by is extrapolated, said as `collective OP` and `collective all` say it (band:)
+    band = r.choice.error_band
+    far = f"{band.regime}, {band.extrapolated}" if band is not None and band.extrapolated else ""
     if as_json:
-        _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})
+        _print_json(
+            {
+                **r.to_dict(),
+                "band_extrapolated": bool(far),
+                "band_extrapolation": far,
+                **({"memory_note": memory_note} if memory_note else {}),
+            }
+        )
         return
     size_text = units.format_bytes_binary if binary else units.format_bytes
     f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
@@ -756,6 +767,8 @@ def _collective_all(
         typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
         typer.echo(f"fastest at {size_text(m)}: {v.text()}")
+    if far:
+        typer.echo(f"band: {far}")
     for a, why in r.unavailable:  # the library's names in the command's words (--nodes)
         typer.echo(f"not available: {a}: {cli_words(why)}")
     for x in r.crossovers.itertuples():

@@ -1,0 +1,118 @@
+"""QA pass 52: a new user's walk through the planning questions the tool exists for (the 14 GB
+all-reduce on 64 H100s, which algorithm wins where, the 70B model under ZeRO-3, H100 against
+B200 days and dollars, a 4M-token batch, a bundled nccl-tests log, a Hugging Face config.json)
+on the CLI, the API and the app.
+
+Each test failed before the fix it pins (CHANGELOG, Unreleased).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from costmodel.cli import app
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(app, args)
+
+
+def _ok(args: list[str]) -> str:
+    res = _run(args)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _refusal(args: list[str]) -> str:
+    res = _run(args)
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.output
+    return lines[0]
+
+
+# --- which algorithm wins on 64 nodes: the band it judges by is extrapolated -----------------
+ALL_64 = ["collective", "all_reduce", "--size", "1MiB", "--size", "1GiB"]
+ALL_64 += ["--cluster", "dgx-h100", "--nodes", "64", "--algorithm", "all"]
+BEYOND = "64 nodes is beyond the largest measured run in this regime"
+
+
+def test_every_algorithm_on_64_nodes_says_its_band_is_extrapolated() -> None:
+    """``collective all_reduce --cluster dgx-h100 --nodes 64 --algorithm all`` judged "fastest
+    at 1 MiB: tree (... expected error ±49%)" with no word that 64 nodes is past the 20 nodes
+    the band was measured on, where ``collective all_reduce`` (one algorithm), ``collective
+    all --algorithm all``, ``predict`` and the Collectives page ("extrapolated beyond 20
+    nodes") all say it. Now the same ``band:`` line follows the verdicts."""
+    out = _ok(ALL_64)
+    band = [ln for ln in out.splitlines() if ln.startswith("band: ")]
+    assert band == [f"band: multi-node-infiniband, {BEYOND}" + band[0].split(BEYOND)[1]], out
+    assert "the band is extrapolated, not measured at this scale" in band[0]
+    # the same line as the one-algorithm form's, word for word
+    one = _ok(ALL_64[:-2])
+    assert band[0] in one.splitlines(), one
+
+
+def test_every_algorithm_json_carries_the_extrapolation() -> None:
+    """``--json`` says it as the step's and train's JSON do (``band_extrapolated``,
+    ``band_extrapolation``)."""
+    got = json.loads(_ok([*ALL_64, "--json"]))
+    assert got["band_extrapolated"] is True
+    assert got["band_extrapolation"].startswith(f"multi-node-infiniband, {BEYOND}")
+
+
+def test_every_algorithm_within_the_measured_runs_says_nothing_more() -> None:
+    """On 8 nodes (within the 20 measured) no band line is added, and the JSON says false."""
+    args = [*ALL_64[:9], "8", "--algorithm", "all"]
+    out = _ok(args)
+    assert not [ln for ln in out.splitlines() if ln.startswith("band: ")], out
+    got = json.loads(_ok([*args, "--json"]))
+    assert got["band_extrapolated"] is False and got["band_extrapolation"] == ""
+
+
+def test_every_algorithm_on_one_nvl72_domain_says_72_gpus_are_beyond() -> None:
+    """GPUs count as well as nodes: one GB200 NVL72 node of 72 GPUs is past the 8-GPU runs."""
+    out = _ok(["collective", "all_reduce", "--size", "1KiB", "--cluster", "gb200-nvl72"]
+              + ["--algorithm", "all"])
+    assert "band: single-node-nvlink, 72 GPUs is beyond the largest measured run" in out, out
+
+
+# --- --gpus and --gpu: the spellings a newcomer types -----------------------------------------
+RANKS_COMMANDS = ["collective", "memory", "batch", "step", "scenario", "train"]
+
+
+@pytest.mark.parametrize("command", RANKS_COMMANDS)
+@pytest.mark.parametrize("spelling", ["--gpus", "--num-gpus", "--world-size"])
+def test_a_gpu_count_option_names_ranks_and_nodes(command: str, spelling: str) -> None:
+    """``--gpus 64`` was "No such option: --gpus" (``scenario``: "(Possible options: --vs)"),
+    naming nothing that counts GPUs. Now the one line names --ranks and --nodes."""
+    line = _refusal([command, spelling, "64"])
+    assert line.startswith(f"costmodel: error: No such option: {spelling}; the GPU count is ")
+    assert "--ranks N" in line and "--nodes N of --cluster" in line, line
+    assert "Possible options" not in line and f"'costmodel {command} --help'" in line
+
+
+def test_predict_has_no_ranks_and_names_nodes() -> None:
+    """``predict`` counts nodes of its cluster only: its hint names no --ranks it lacks."""
+    line = _refusal(["predict", "--cluster", "dgx-h100", "--size", "1GB", "--gpus", "64"])
+    assert "the GPU count is --nodes N of --cluster" in line and "--ranks" not in line, line
+
+
+@pytest.mark.parametrize("command", [*RANKS_COMMANDS, "predict"])
+def test_a_gpu_model_option_names_the_cluster_preset(command: str) -> None:
+    """``train --gpu b200`` was "No such option: --gpu (Possible options: --mfu)": an MFU has
+    nothing to do with the card. Now it says the GPU is the --cluster preset's."""
+    line = _refusal([command, "--gpu", "b200"])
+    assert "No such option: --gpu; the GPU is the --cluster preset's" in line, line
+    assert "--mfu" not in line and "Possible options" not in line
+    # memory alone has a card-memory option, and says so
+    assert ("--gpu-memory" in line) is (command == "memory"), line
+
+
+def test_other_unknown_options_keep_clicks_words() -> None:
+    """Only those spellings get a hint: an unknown option otherwise keeps click's line."""
+    line = _refusal(["step", "--bogus", "1"])
+    assert line.startswith("costmodel: error: No such option: --bogus"), line
+    assert "GPU count" not in line
