@@ -84,6 +84,27 @@ LR_RULE_INFO: dict[LRRule, tuple[str, str]] = {
     ),
 }
 
+#: optimizer -> the rule of :data:`LR_RULES` for it: an optimizer typed where the rule is asked
+#: (``rule="adamw"``, ``batch --rule adamw``) is answered with the rule it means
+OPTIMIZER_RULES: dict[str, LRRule] = {"adam": "sqrt", "adamw": "sqrt", "sgd": "linear"}
+
+
+def rule_hint(rule: object) -> str:
+    """What an optimizer name given as a learning-rate rule means (:data:`OPTIMIZER_RULES`),
+    for the refusal; ``""`` for any other value.
+
+    >>> rule_hint("AdamW")
+    "; 'AdamW' is an optimizer: its rule is sqrt (Adam/AdamW (LLMs): square-root scaling)"
+    >>> rule_hint("cubic")
+    ''
+    """
+    name = choice_name(rule) if isinstance(rule, str) else None
+    if name not in OPTIMIZER_RULES:
+        return ""
+    meant = OPTIMIZER_RULES[name]
+    return f"; {rule!r} is an optimizer: its rule is {meant} ({LR_RULE_INFO[meant][0]})"
+
+
 CRITICAL_BATCH_CITATION = (
     "McCandlish et al. 2018, 'An Empirical Model of Large-Batch Training', arXiv:1812.06162, "
     "section 2: the optimal learning rate saturates as eps_max / (1 + B_noise / B), and above "
@@ -723,6 +744,7 @@ def scale_learning_rate(
     if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
+            + rule_hint(rule)
         )
     scalars = _scalars(base_lr, base_batch, new_batch)
     if critical_batch is not None:

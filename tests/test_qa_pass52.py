@@ -116,3 +116,31 @@ def test_other_unknown_options_keep_clicks_words() -> None:
     line = _refusal(["step", "--bogus", "1"])
     assert line.startswith("costmodel: error: No such option: --bogus"), line
     assert "GPU count" not in line
+
+
+# --- the LR rule for AdamW ---------------------------------------------------------------------
+LR = ["batch", "--local", "1", "--ranks", "512", "--global-tokens", "4Mi", "--seq", "4096"]
+LR += ["--base-lr", "3e-4", "--base-tokens", "1Mi"]
+
+
+@pytest.mark.parametrize(("typed", "rule"), [("adamw", "sqrt"), ("AdamW", "sqrt"), ("sgd", "linear")])
+def test_an_optimizer_given_as_the_rule_is_told_its_rule(typed: str, rule: str) -> None:
+    """``batch --rule adamw`` (the question is "the LR rule for AdamW") was "--rule: must be
+    one of linear, sqrt, got 'adamw'", leaving the user to read --help for which is AdamW's.
+    The refusal now says it."""
+    line = _refusal([*LR, "--rule", typed])
+    assert line.startswith("costmodel: error: --rule: must be one of linear, sqrt, got "), line
+    assert f"is an optimizer: its rule is {rule} (" in line, line
+    # and the rule it names gives the answer (sqrt: 3e-4 x sqrt(4) at 4 x the tuned batch)
+    out = _ok([*LR, "--rule", rule])
+    assert ("0.0006 " if rule == "sqrt" else "0.0012 ") in out, out
+
+
+def test_the_api_refusal_says_the_same() -> None:
+    import costmodel as cm
+
+    with pytest.raises(ValueError, match=r"'adamw' is an optimizer: its rule is sqrt \(Adam/AdamW"):
+        cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="AdamW")
+    with pytest.raises(ValueError) as err:  # any other name: the refusal as it was
+        cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="cubic")
+    assert str(err.value) == "rule: unknown learning-rate rule 'cubic'; allowed: linear, sqrt"

@@ -1049,7 +1049,9 @@ def batch(
     rule_given = rule is not None  # a rule scales the tuned LR: given without one, refused
     rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
-        raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+        raise ValueError(
+            f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}" + bt.rule_hint(rule)
+        )
     if cluster is not None and ranks is not None:
         # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
         # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
