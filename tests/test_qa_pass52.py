@@ -144,3 +144,43 @@ def test_the_api_refusal_says_the_same() -> None:
     with pytest.raises(ValueError) as err:  # any other name: the refusal as it was
         cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="cubic")
     assert str(err.value) == "rule: unknown learning-rate rule 'cubic'; allowed: linear, sqrt"
+
+
+# --- scenario --vs ranks=N: B's GPU count as A's --ranks --------------------------------------
+SC = ["scenario", "--arch", "llama-3.1-8b", "--nodes", "64", "--strategy", "fsdp"]
+
+
+def test_vs_ranks_is_bs_gpu_count_as_ranks_reads_it() -> None:
+    """``scenario --ranks 512`` is taken, but ``--vs ranks=1024`` was "unknown field ranks"
+    (its allowed list named neither ranks nor the global_tokens and tokens_per_gpu it takes).
+    Now B's ranks are read as A's --ranks: 1024 on dgx-h100 is 128 nodes, the same B as
+    ``--vs nodes=128`` to the last digit."""
+    by_ranks = json.loads(_ok([*SC, "--vs", "ranks=1024", "--json"]))
+    by_nodes = json.loads(_ok([*SC, "--vs", "nodes=128", "--json"]))
+    assert by_ranks["b"]["ranks"] == 1024 and by_ranks["b"]["nodes"] == 128, by_ranks["b"]
+    assert by_ranks["b"]["step_time_s"] == by_nodes["b"]["step_time_s"]
+    # one node's slice, and another cluster's nodes (72 GPUs each)
+    out = _ok([*SC, "--vs", "ranks=4"])
+    assert "B: llama-3.1-8b: 8.03 B params on dgx-h100 x 1 node (4 GPUs)" in out, out
+    out = _ok([*SC, "--vs", "cluster=gb200-nvl72,ranks=144"])
+    assert "on gb200-nvl72 x 2 nodes (144 GPUs)" in out, out
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("ranks=12", "--vs ranks: "),
+        ("ranks=16,nodes=4", "--vs nodes: 4 disagrees with --vs ranks 16"),
+        ("ranks=0", "--vs ranks: must be a whole number in 1.."),
+    ],
+)
+def test_vs_ranks_refusals_name_vs_ranks(change: str, said: str) -> None:
+    line = _refusal([*SC, "--vs", change])
+    assert line.startswith(f"costmodel: error: {said}"), line
+    assert "--ranks" not in line.replace("--vs ranks", ""), line
+
+
+def test_an_unknown_vs_key_lists_every_key_vs_takes() -> None:
+    line = _refusal([*SC, "--vs", "gpu=b200"])
+    assert line.startswith("costmodel: error: --vs: unknown field gpu; allowed: params,"), line
+    assert line.endswith(", ranks, global_tokens, tokens_per_gpu"), line

@@ -1182,7 +1182,11 @@ def option_given(option: str) -> bool:
 
 
 def preset_ranks(
-    cluster: str, ranks: int, nodes: int | None, gpus_per_node: int | None
+    cluster: str,
+    ranks: int,
+    nodes: int | None,
+    gpus_per_node: int | None,
+    names: tuple[str, str, str] = ("--ranks", "--nodes", "--gpus-per-node"),
 ) -> tuple[int, int | None]:
     """``--cluster NAME --ranks N`` of any command (``collective``, ``step``, ``scenario``,
     ``train``, ``batch``; ``memory``'s ``--ranks`` is any count sharding the state, as the
@@ -1190,7 +1194,8 @@ def preset_ranks(
     ``ranks`` axis takes them (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` is one
     node's slice of ``N`` GPUs, a multiple of ``G`` is ``N / G`` whole nodes, any other count
     refused naming ``--ranks``). A ``--nodes`` or ``--gpus-per-node`` also given (not None)
-    must be that shape, else refused naming it; one that agrees is answered.
+    must be that shape, else refused naming it; one that agrees is answered. ``names``: the
+    three as the caller spells them (``scenario --vs``: ``--vs ranks``, ``--vs nodes``, ...).
 
     ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
     The GPUs per node come back None where they are the preset's own and ``--gpus-per-node``
@@ -1200,17 +1205,20 @@ def preset_ranks(
     from ..sweep.evaluate import ranks_slice
 
     base = load_cluster(cluster, field="cluster")
+    r_name, n_name, g_name = names
     try:
         k, g = (int(a[0]) for a in ranks_slice([ranks], base.gpus_per_node, cluster))
     except ValueError as exc:
+        text = cli_words(str(exc), {"ranks": r_name, "nodes": n_name}.get)
+        lead = "ranks: "  # the library's name of what it refuses, said as the caller's option
         raise ValueError(
-            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
+            f"{r_name}: {text.removeprefix(lead)}" if text.startswith(lead) else text
         ) from None
-    for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
+    for name, given, shape in ((n_name, nodes, k), (g_name, gpus_per_node, g)):
         if given is not None and given != shape:
             raise ValueError(
-                f"{name}: {given} disagrees with --ranks {ranks}, which on {cluster!r} is "
+                f"{name}: {given} disagrees with {r_name} {ranks}, which on {cluster!r} is "
                 f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
-                "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
+                f"give {r_name} or {n_name} (with {g_name}), or both agreeing"
             )
     return k, (g if gpus_per_node is not None or g != base.gpus_per_node else None)

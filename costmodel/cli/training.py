@@ -2279,6 +2279,8 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
     from .._limits import LIMITS
     from ..scenario import _parse_changes
 
+    from ..scenario import Scenario
+
     fields = _parse_changes(vs)
     for key in VS_BATCH:
         if key in fields:
@@ -2289,7 +2291,44 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
             "--vs micro_batch, --vs tokens_per_gpu: give one of them (B's tokens per GPU are "
             "micro_batch x seq)"
         )
+    if unknown := sorted(set(fields) - set(Scenario.model_fields) - {"ranks"}):
+        # the keys --vs takes beyond B's fields are allowed too (the API's list has not them)
+        raise ValueError(
+            f"--vs: unknown {units.noun_for(len(unknown), 'field')} {', '.join(unknown)}; "
+            f"allowed: {', '.join([*Scenario.model_fields, 'ranks', *VS_BATCH])}"
+        )
+    if "ranks" in fields:
+        fields.update(_vs_ranks(a, fields))
     return a.with_changes(fields)
+
+
+def _vs_ranks(a: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """``--vs ranks=N``: B's ``nodes`` and ``gpus_per_node`` on B's cluster (``--vs cluster``,
+    else A's), as A's ``--ranks N`` takes them (:func:`preset_ranks`: ``N`` up to a node's GPUs
+    is one node's slice, a multiple of them whole nodes, any other count refused naming ``--vs
+    ranks``); a ``--vs nodes`` or ``--vs gpus_per_node`` beside it must agree. Pops ``ranks``
+    from ``fields``."""
+    from .._limits import LIMITS
+
+    raw = fields.pop("ranks")
+    LIMITS["ranks"].check("--vs ranks", raw)
+    cluster = fields.get("cluster", a.cluster)
+
+    def given(key: str) -> int | None:
+        value = fields.get(key)
+        if value is None:
+            return None
+        LIMITS[key].check(f"--vs {key}", value)
+        return int(units.parse_count(value, name=f"--vs {key}"))
+
+    nodes, gpus = preset_ranks(
+        str(cluster),
+        int(units.parse_count(raw, name="--vs ranks")),
+        given("nodes"),
+        given("gpus_per_node"),
+        names=("--vs ranks", "--vs nodes", "--vs gpus_per_node"),
+    )
+    return {"nodes": nodes, "gpus_per_node": gpus}
 
 
 def _refuse_vs_run_options(vs: str) -> None:
@@ -2479,7 +2518,9 @@ def scenario(
         str | None,
         typer.Option(
             help="Second configuration to compare: this one with some fields changed, "
-            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'."
+            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'; "
+            "ranks=N is B's GPU count as --ranks reads it (whole nodes or one node's slice "
+            "of B's cluster)."
         ),
     ] = None,
     bucket_advice: Annotated[
