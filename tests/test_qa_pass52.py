@@ -184,3 +184,15 @@ def test_an_unknown_vs_key_lists_every_key_vs_takes() -> None:
     line = _refusal([*SC, "--vs", "gpu=b200"])
     assert line.startswith("costmodel: error: --vs: unknown field gpu; allowed: params,"), line
     assert line.endswith(", ranks, global_tokens, tokens_per_gpu"), line
+
+
+def test_step_ranks_alone_suggests_only_a_count_the_default_cluster_builds() -> None:
+    """``step --arch llama-3.1-8b --ranks 12`` (no link, no cluster) suggested "--cluster
+    dgx-h100 --ranks 12", which is refused (12 GPUs are not whole 8-GPU nodes). The
+    suggestion now says which counts the preset takes; a count it takes is suggested as typed."""
+    line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "12"])
+    assert "--cluster dgx-h100 --ranks 12" not in line, line
+    assert "--cluster dgx-h100 --ranks N, N up to 8 or a multiple of 8; 12 is neither" in line
+    line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "64"])
+    assert line.endswith("(every strategy on a preset: --cluster dgx-h100 --ranks 64)"), line
+    _ok(["step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64"])
