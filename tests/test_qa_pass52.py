@@ -74,8 +74,10 @@ def test_every_algorithm_within_the_measured_runs_says_nothing_more() -> None:
 
 def test_every_algorithm_on_one_nvl72_domain_says_72_gpus_are_beyond() -> None:
     """GPUs count as well as nodes: one GB200 NVL72 node of 72 GPUs is past the 8-GPU runs."""
-    out = _ok(["collective", "all_reduce", "--size", "1KiB", "--cluster", "gb200-nvl72"]
-              + ["--algorithm", "all"])
+    out = _ok(
+        ["collective", "all_reduce", "--size", "1KiB", "--cluster", "gb200-nvl72"]
+        + ["--algorithm", "all"]
+    )
     assert "band: single-node-nvlink, 72 GPUs is beyond the largest measured run" in out, out
 
 
@@ -123,7 +125,9 @@ LR = ["batch", "--local", "1", "--ranks", "512", "--global-tokens", "4Mi", "--se
 LR += ["--base-lr", "3e-4", "--base-tokens", "1Mi"]
 
 
-@pytest.mark.parametrize(("typed", "rule"), [("adamw", "sqrt"), ("AdamW", "sqrt"), ("sgd", "linear")])
+@pytest.mark.parametrize(
+    ("typed", "rule"), [("adamw", "sqrt"), ("AdamW", "sqrt"), ("sgd", "linear")]
+)
 def test_an_optimizer_given_as_the_rule_is_told_its_rule(typed: str, rule: str) -> None:
     """``batch --rule adamw`` (the question is "the LR rule for AdamW") was "--rule: must be
     one of linear, sqrt, got 'adamw'", leaving the user to read --help for which is AdamW's.
@@ -196,3 +200,32 @@ def test_step_ranks_alone_suggests_only_a_count_the_default_cluster_builds() -> 
     line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "64"])
     assert line.endswith("(every strategy on a preset: --cluster dgx-h100 --ranks 64)"), line
     _ok(["step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64"])
+
+
+# --- a Hugging Face config.json: a model's folder under ~ ------------------------------------
+def _home_model(tmp_path, monkeypatch) -> None:
+    from tests._paths import ROOT
+
+    (tmp_path / "models" / "q").mkdir(parents=True)
+    src = ROOT / "tests" / "data" / "hf_configs" / "qwen2.5-7b" / "config.json"
+    (tmp_path / "models" / "q" / "config.json").write_text(src.read_text())
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def test_a_models_folder_under_home_is_read_as_its_config_json(tmp_path, monkeypatch) -> None:
+    """``--arch '~/models/q/config.json'`` was read (the reader expands ``~``) but the folder
+    that holds it, ``--arch '~/models/q'`` (quoted, or from a script's variable), was "unknown
+    architecture '~/models/q'" with the list of presets. Now both are the same model."""
+    import costmodel as cm
+
+    _home_model(tmp_path, monkeypatch)
+    assert cm.load_arch("~/models/q").params == cm.load_arch("~/models/q/config.json").params
+    folder = json.loads(_ok(["memory", "--arch", "~/models/q", "--ranks", "8", "--json"]))
+    file = json.loads(_ok(["memory", "--arch", "~/models/q/config.json", "--ranks", "8", "--json"]))
+    assert folder["memory_GB"] == file["memory_GB"] > 0 and folder["params"] == file["params"]
+
+
+def test_a_folder_under_home_without_config_json_is_said_so(tmp_path, monkeypatch) -> None:
+    _home_model(tmp_path, monkeypatch)
+    line = _refusal(["memory", "--arch", "~/models", "--ranks", "8"])
+    assert "--arch: '~/models' is a folder with no config.json" in line, line
