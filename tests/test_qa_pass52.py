@@ -26,6 +26,13 @@ def _ok(args: list[str]) -> str:
     return res.output
 
 
+def _stdout(args: list[str]) -> str:
+    """What the command writes to stdout alone (its ``assumed:`` lines go to stderr)."""
+    res = _run(args)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
 def _refusal(args: list[str]) -> str:
     res = _run(args)
     assert res.exit_code == 2, res.output
@@ -229,3 +236,27 @@ def test_a_folder_under_home_without_config_json_is_said_so(tmp_path, monkeypatc
     _home_model(tmp_path, monkeypatch)
     line = _refusal(["memory", "--arch", "~/models", "--ranks", "8"])
     assert "--arch: '~/models' is a folder with no config.json" in line, line
+
+
+# --- a bundled nccl-tests log by its short id ------------------------------------------------
+@pytest.mark.parametrize("typed", ["6a", "06A", "06a"])
+def test_a_reference_id_is_read_in_any_case_and_without_its_leading_zero(typed: str) -> None:
+    """``validate compare --reference 6a`` (or ``06A``) was "'6a' is not a bundled reference
+    run" followed by the 40-odd full file names; the run cited as 06a is that one."""
+    from costmodel.reference import reference_path
+
+    assert reference_path(typed, kind="nccl-tests") == reference_path("06a", kind="nccl-tests")
+    got = json.loads(_stdout(["validate", "compare", "--reference", typed, "--json"]))
+    want = json.loads(_stdout(["validate", "compare", "--reference", "06a", "--json"]))
+    assert got["median_abs_rel_error"] == want["median_abs_rel_error"]
+
+
+def test_an_unknown_reference_lists_the_short_ids() -> None:
+    """The refusal names the short ids the option's help lists (02, 03, ..., 27), not every full
+    file name."""
+    line = _refusal(["validate", "compare", "--reference", "99"])
+    assert line.startswith(
+        "costmodel: error: --reference: '99' is not a bundled reference run; allowed: a run's "
+        "short id (02, 03, 04a, "
+    ), line
+    assert "02_coreweave" not in line and "06a_nccl-tests-309" in line, line
