@@ -497,6 +497,16 @@ def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> 
                     f"({eq(u, b // quantum)}), the binary reading of {total // unit}{suffix}"
                 )
                 break
+        # a sequence length typed as 4k is 4,000 tokens: its binary reading, 4Ki = 4,096, where
+        # that splits the same tokens (4Mi tokens at "4k" on 512 GPUs was 2.048 accumulations)
+        s_bin = s // 1000 * 1024
+        if s % 1000 == 0 and s_bin <= _limit("sequence_length")[2]:
+            q_bin = s_bin * product
+            if total % q_bin == 0 and lo <= total // q_bin <= hi:
+                text += (
+                    f"; or {eq('sequence_length', s_bin)} ({eq(u, total // q_bin)}), the "
+                    f"binary reading of {s // 1000}k ({s // 1000}Ki)"
+                )
     # the same global batch with a smaller known factor: a smaller local batch, fewer ranks
     samples = total if s is None else (total // s if total % s == 0 else None)
     if samples is not None and samples > _limit("global_batch")[2]:

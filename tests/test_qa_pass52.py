@@ -260,3 +260,31 @@ def test_an_unknown_reference_lists_the_short_ids() -> None:
         "short id (02, 03, 04a, "
     ), line
     assert "02_coreweave" not in line and "06a_nccl-tests-309" in line, line
+
+
+# --- a 4M-token batch at "4k" tokens per sequence -----------------------------------------------
+def test_a_sequence_typed_4k_is_offered_its_binary_reading() -> None:
+    """``batch --local 1 --ranks 512 --global-tokens 4Mi --seq 4k`` (4k = 4,000) was refused
+    with 2.048 accumulations and ways out that change the batch; the question meant 4,096
+    tokens per sequence. The refusal now offers --seq=4096, the binary reading of 4k, with the
+    accumulation it gives; that split is then accepted."""
+    line = _refusal(
+        ["batch", "--local", "1", "--ranks", "512", "--global-tokens", "4Mi"] + ["--seq", "4k"]
+    )
+    assert "; or --seq=4096 (--accumulation=2), the binary reading of 4k (4Ki)" in line, line
+    out = _ok(["batch", "--local", "1", "--ranks", "512", "--global-tokens", "4Mi", "--seq", "4Ki"])
+    assert "accumulation steps A [-]       2" in out, out
+
+
+def test_the_sequence_hint_only_where_it_splits() -> None:
+    """No hint where the binary reading does not split either (4M tokens, 4k sequence: 4M /
+    (4096 x 512) is not whole), nor for a sequence typed without a thousands multiple."""
+    from costmodel import batch as bt
+
+    for tokens, seq in ((4_000_000, 4000), (4 * 2**20, 4095)):
+        with pytest.raises(bt.BatchSplitError) as err:
+            bt.solve_batch(local_batch=1, ranks=512, global_tokens=tokens, sequence_length=seq)
+        assert "sequence_length=" not in bt.split_refusal(err.value), err.value
+    with pytest.raises(bt.BatchSplitError) as err:
+        bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4000)
+    assert "; or sequence_length=4096 (accumulation=2)" in bt.split_refusal(err.value)
