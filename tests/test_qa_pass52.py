@@ -288,3 +288,29 @@ def test_the_sequence_hint_only_where_it_splits() -> None:
     with pytest.raises(bt.BatchSplitError) as err:
         bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4000)
     assert "; or sequence_length=4096 (accumulation=2)" in bt.split_refusal(err.value)
+
+
+def test_the_batch_page_offers_the_same_sequence() -> None:
+    """The Batch page words the same refusal in its boxes' labels (one road: split_refusal)."""
+    import logging
+
+    from tests.test_app import _text, assert_clean, open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    at = open_page(
+        "page_batch.py",
+        {
+            "solve": "accumulation",
+            "batch_unit": "tokens",
+            "seq_len": "4k",
+            "batch_global_tokens": "4Mi",
+            "batch_ranks": "512",
+            "batch_local_batch": "1",
+        },
+    )
+    assert_clean(at)
+    said = " ".join(_text(e.value) for e in at.error)
+    assert (
+        "; or Sequence length [tokens per sample] = 4096 (Accumulation steps A [-] = 2), the "
+        "binary reading of 4k (4Ki)" in said
+    ), said
