@@ -2286,9 +2286,7 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
     and put in ``batch`` as typed, for the caller to solve B's micro-batch and accumulation
     from. ``tokens_per_gpu`` beside ``micro_batch``: refused (both set B's micro-batch)."""
     from .._limits import LIMITS
-    from ..scenario import _parse_changes
-
-    from ..scenario import Scenario
+    from ..scenario import Scenario, _parse_changes
 
     fields = _parse_changes(vs)
     for key in VS_BATCH:
