@@ -314,3 +314,23 @@ def test_the_batch_page_offers_the_same_sequence() -> None:
         "; or Sequence length [tokens per sample] = 4096 (Accumulation steps A [-] = 2), the "
         "binary reading of 4k (4Ki)" in said
     ), said
+
+
+# --- the Collectives page's side by side: B's time with its band -----------------------------
+def test_side_by_side_b_time_has_its_band_and_says_it_is_extrapolated() -> None:
+    """With B on 64 DGX H100 nodes, "B: time 168 µs" stood alone: no band, and no word that 64
+    nodes is past the 20 the band was measured on, where A's time and the CLI's band line say
+    both. B's metric now carries its band as A's does, and a caption says B's expected error."""
+    import logging
+
+    from tests.test_app import _text, assert_clean, open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    q = {"nccl_cluster": "dgx-h100", "nccl_nodes": "2", "size_text": "1MiB"}
+    at = open_page("page_collectives.py", {**q, "coll_compare": "true", "pin_nodes": "64"})
+    assert_clean(at)
+    b = {m.label: m for m in at.metric}["B: time"]
+    assert b.value == "168 µs" and b.delta == "150 µs to 293 µs", (b.value, b.delta)
+    said = [_text(c.value) for c in at.caption if "of B" in _text(c.value)]
+    assert said and said[0].startswith("Expected error ±49% of B: 150 µs to 293 µs"), said
+    assert "extrapolated beyond 20 nodes" in said[0], said
