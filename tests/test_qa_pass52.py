@@ -334,3 +334,21 @@ def test_side_by_side_b_time_has_its_band_and_says_it_is_extrapolated() -> None:
     said = [_text(c.value) for c in at.caption if "of B" in _text(c.value)]
     assert said and said[0].startswith("Expected error ±49% of B: 150 µs to 293 µs"), said
     assert "extrapolated beyond 20 nodes" in said[0], said
+
+
+# --- collective --ranks 64 with no link and no cluster -----------------------------------------
+def test_collective_ranks_alone_says_what_is_missing() -> None:
+    """``collective all_reduce --size 14GB --ranks 64`` (64 H100s, no --bandwidth, no
+    --cluster) was "collective: needs --ranks and --bandwidth, or --cluster NAME", naming the
+    --ranks that was given as missing. Now it names --bandwidth, and the preset form that runs
+    (as ``step`` says it)."""
+    line = _refusal(["collective", "all_reduce", "--size", "14GB", "--ranks", "64"])
+    assert line.startswith("costmodel: error: --bandwidth: the one-link collective needs both"), (
+        line
+    )
+    assert line.endswith("or give --cluster NAME (--cluster dgx-h100 --ranks 64)"), line
+    _ok(["collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100", "--ranks", "64"])
+    line = _refusal(["collective", "all_reduce", "--size", "14GB", "--ranks", "12"])
+    assert "--ranks N, N up to 8 or a multiple of 8; 12 is neither" in line, line
+    line = _refusal(["collective", "all_reduce", "--size", "14GB", "--bandwidth", "50GB/s"])
+    assert line.startswith("costmodel: error: --ranks: the one-link collective needs both"), line

@@ -1181,6 +1181,25 @@ def option_given(option: str) -> bool:
     return any(a == option or a.startswith(option + "=") for a in _ARGV)
 
 
+def preset_ranks_example(ranks: int) -> str:
+    """``--cluster dgx-h100 --ranks N`` where the default cluster builds ``N`` GPUs (one node's
+    slice or whole nodes), else the counts it takes: the way out a refusal offers runs
+    (``step`` and ``collective`` given ``--ranks`` with neither ``--bandwidth`` nor ``--cluster``)."""
+    from ..scenario import Scenario
+
+    default = str(Scenario.model_fields["cluster"].default)
+    try:
+        preset_ranks(default, ranks, None, None)
+    except ValueError:
+        from ..presets import cluster as load_cluster
+
+        g = load_cluster(default, field="cluster").gpus_per_node
+        return (
+            f"--cluster {default} --ranks N, N up to {g} or a multiple of {g}; {ranks} is neither"
+        )
+    return f"--cluster {default} --ranks {ranks}"
+
+
 def preset_ranks(
     cluster: str,
     ranks: int,

@@ -31,6 +31,7 @@ from ._common import (
     bare_seconds_warning,
     cli_words,
     preset_ranks,
+    preset_ranks_example,
     relay_bare_number_warnings,
     warn_on_success,
 )
@@ -484,6 +485,17 @@ def collective(
         axes.update(launch)  # gpus_per_process, nvls, collnet_enabled: the rows' columns
     else:
         if link_ranks is None or bandwidth is None:
+            if link_ranks is not None:  # --ranks alone: a link's or a preset's GPUs, as step says
+                raise ValueError(
+                    f"--bandwidth: the one-link collective needs both --ranks and --bandwidth "
+                    f"(e.g. --ranks {link_ranks} --bandwidth 50GB/s); or give --cluster NAME "
+                    f"({preset_ranks_example(link_ranks)})"
+                )
+            if bandwidth is not None:
+                raise ValueError(
+                    "--ranks: the one-link collective needs both --ranks and --bandwidth; or "
+                    "give --cluster NAME instead of --bandwidth"
+                )
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
         from .._limits import LINK_RANKS
 

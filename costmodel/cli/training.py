@@ -25,6 +25,7 @@ from ._common import (
     cli_words,
     option_given,
     preset_ranks,
+    preset_ranks_example,
     relay_bare_number_warnings,
 )
 
@@ -1478,20 +1479,8 @@ def step(
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
         from ..scenario import Scenario
 
-        on_preset = ""  # --ranks alone: that many GPUs of the default cluster, as --nodes
-        if ranks is not None:
-            default = str(Scenario.model_fields["cluster"].default)
-            try:  # a count the preset cannot build is not suggested as a command that runs
-                preset_ranks(default, ranks, None, None)
-                on_preset = f": --cluster {default} --ranks {ranks}"
-            except ValueError:
-                from ..presets import cluster as load_cluster
-
-                g = load_cluster(default, field="cluster").gpus_per_node
-                on_preset = (
-                    f": --cluster {default} --ranks N, N up to {g} or a multiple of {g}; "
-                    f"{ranks} is neither"
-                )
+        # --ranks alone: that many GPUs of the default cluster, as --nodes
+        on_preset = "" if ranks is None else f": {preset_ranks_example(ranks)}"
         raise ValueError(
             f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
             "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
