@@ -486,10 +486,20 @@ def collective(
     else:
         if link_ranks is None or bandwidth is None:
             if link_ranks is not None:  # --ranks alone: a link's or a preset's GPUs, as step says
+                from .._limits import LINK_RANKS
+                from ..sweep import parse_values
+
+                LINK_RANKS.check("--ranks", link_ranks)
+                counts = parse_values("ranks", link_ranks)  # a link takes a list: 8,16
+                preset = (
+                    preset_ranks_example(int(counts[0]))
+                    if len(counts) == 1
+                    else "with one --ranks N, whole nodes of it or one node's slice"
+                )
                 raise ValueError(
                     f"--bandwidth: the one-link collective needs both --ranks and --bandwidth "
                     f"(e.g. --ranks {link_ranks} --bandwidth 50GB/s); or give --cluster NAME "
-                    f"({preset_ranks_example(link_ranks)})"
+                    f"({preset})"
                 )
             if bandwidth is not None:
                 raise ValueError(
