@@ -968,15 +968,19 @@ def load_arch(name: str | Architecture) -> Architecture:
 
         return load_hf_config(name)
     table = _all()
-    if isinstance(name, str) and name not in table and os.path.exists(name):
+    # a path's ~ is the home folder, as load_hf_config reads a config.json's (and the shell
+    # an unquoted one): '~/models/m' was "unknown architecture" where '~/models/m/config.json'
+    # was read
+    path = os.path.expanduser(name) if name not in table else name
+    if isinstance(name, str) and name not in table and os.path.exists(path):
         # a path that is not a .json file: a model's folder (as Hugging Face saves one) is read
         # through its config.json; anything else is said to be the wrong kind of file
-        cfg = os.path.join(name, "config.json")
-        if os.path.isdir(name) and os.path.isfile(cfg):
+        cfg = os.path.join(path, "config.json")
+        if os.path.isdir(path) and os.path.isfile(cfg):
             from .hf_config import load_hf_config
 
             return load_hf_config(cfg)
-        what = "a folder with no config.json" if os.path.isdir(name) else "not a .json file"
+        what = "a folder with no config.json" if os.path.isdir(path) else "not a .json file"
         raise ValueError(
             f"arch: {name!r} is {what}; give a Hugging Face config.json (or the model's folder "
             "that holds it) or an architecture preset (`cm.arch_names()`)"

@@ -84,6 +84,27 @@ LR_RULE_INFO: dict[LRRule, tuple[str, str]] = {
     ),
 }
 
+#: optimizer -> the rule of :data:`LR_RULES` for it: an optimizer typed where the rule is asked
+#: (``rule="adamw"``, ``batch --rule adamw``) is answered with the rule it means
+OPTIMIZER_RULES: dict[str, LRRule] = {"adam": "sqrt", "adamw": "sqrt", "sgd": "linear"}
+
+
+def rule_hint(rule: object) -> str:
+    """What an optimizer name given as a learning-rate rule means (:data:`OPTIMIZER_RULES`),
+    for the refusal; ``""`` for any other value.
+
+    >>> rule_hint("AdamW")
+    "; 'AdamW' is an optimizer: its rule is sqrt (Adam/AdamW (LLMs): square-root scaling)"
+    >>> rule_hint("cubic")
+    ''
+    """
+    name = choice_name(rule) if isinstance(rule, str) else None
+    if name not in OPTIMIZER_RULES:
+        return ""
+    meant = OPTIMIZER_RULES[name]
+    return f"; {rule!r} is an optimizer: its rule is {meant} ({LR_RULE_INFO[meant][0]})"
+
+
 CRITICAL_BATCH_CITATION = (
     "McCandlish et al. 2018, 'An Empirical Model of Large-Batch Training', arXiv:1812.06162, "
     "section 2: the optimal learning rate saturates as eps_max / (1 + B_noise / B), and above "
@@ -504,6 +525,16 @@ def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> 
                     f"({eq(u, b // quantum)}), the binary reading of {total // unit}{suffix}"
                 )
                 break
+        # a sequence length typed as 4k is 4,000 tokens: its binary reading, 4Ki = 4,096, where
+        # that splits the same tokens (4Mi tokens at "4k" on 512 GPUs was 2.048 accumulations)
+        s_bin = s // 1000 * 1024
+        if s % 1000 == 0 and s_bin <= _limit("sequence_length")[2]:
+            q_bin = s_bin * product
+            if total % q_bin == 0 and lo <= total // q_bin <= hi:
+                text += (
+                    f"; or {eq('sequence_length', s_bin)} ({eq(u, total // q_bin)}), the "
+                    f"binary reading of {s // 1000}k ({s // 1000}Ki)"
+                )
     # the same global batch with a smaller known factor: a smaller local batch, fewer ranks
     samples = total if s is None else (total // s if total % s == 0 else None)
     if samples is not None and samples > _limit("global_batch")[2]:
@@ -751,6 +782,7 @@ def scale_learning_rate(
     if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
+            + rule_hint(rule)
         )
     scalars = _scalars(base_lr, base_batch, new_batch)
     if critical_batch is not None:

@@ -85,13 +85,28 @@ def reference_path(name: str, kind: str | None = None) -> Path:
     candidates = [(k, n) for k in kinds for n in reference_runs(k)]
     hits = [(k, n) for k, n in candidates if n == stem]
     if not hits:
-        hits = [(k, n) for k, n in candidates if reference_id(n) == stem]
+        hits = [(k, n) for k, n in candidates if _id_key(reference_id(n)) == _id_key(stem)]
     if len(hits) != 1:
-        allowed = ", ".join(n for _, n in candidates)
+        ids = ", ".join(dict.fromkeys(reference_id(n) for _, n in candidates))
         why = "matches several runs" if hits else "is not a bundled reference run"
-        raise ValueError(f"reference: {name!r} {why}; allowed: {allowed}")
+        raise ValueError(
+            f"reference: {name!r} {why}; allowed: a run's short id ({ids}) or its full name "
+            "(the file name, e.g. 06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce; "
+            "costmodel/data/reference/README.md lists them)"
+        )
     k, n = hits[0]
     return reference_dir(k) / f"{n}.txt"
+
+
+def _id_key(text: str) -> str:
+    """A short id as it is matched: in any case and without leading zeros, so ``"6a"`` and
+    ``"06A"`` are ``"06a"`` (the ids are cited ``06a``, and people drop the zero).
+
+    >>> _id_key("06A"), _id_key("6a"), _id_key("02"), _id_key("0")
+    ('6a', '6a', '2', '0')
+    """
+    low = text.lower()
+    return low.lstrip("0") or low
 
 
 def ddp_benchmark_file() -> Path:

@@ -439,24 +439,39 @@ def _is_int_option(hint: Any) -> bool:
     )
 
 
-#: (command, option) -> what that command takes instead: the GPU count is --nodes of a cluster
-#: on train and scenario (memory and batch take both: --ranks, or --nodes with --cluster), and
-#: click's guesses for the other spelling were unrelated names ("No such option: --ranks
-#: (Possible options: ...)")
-OTHER_SPELLINGS: dict[tuple[str, str], str] = {
-    ("train", "--ranks"): "train counts nodes of --cluster: --nodes N (64 GPUs of dgx-h100: "
-    "--nodes 8), --gpus-per-node for a slice",
-    ("scenario", "--ranks"): "scenario counts nodes of --cluster: --nodes N (64 GPUs of "
-    "dgx-h100: --nodes 8), --gpus-per-node for a slice",
-}
+#: Options a newcomer types for the GPU count, which every command spells as --ranks (or
+#: --nodes of --cluster): click refused them with an unrelated guess ("No such option: --gpus
+#: (Possible options: --vs)").
+GPU_COUNT_SPELLINGS = ("--gpus", "--num-gpus", "--ngpus", "--n-gpus", "--gpu-count", "--world-size")
+#: Options typed for the GPU model, which is the --cluster preset's ("--gpu (Possible options:
+#: --mfu)").
+GPU_MODEL_SPELLINGS = ("--gpu", "--gpu-type", "--gpu-model")
 
 
 def _other_spelling_line(exc: Exception) -> str | None:
-    """The line for an option this command spells another way (:data:`OTHER_SPELLINGS`)."""
-    name = getattr(exc, "option_name", None)
+    """The line for an option a newcomer types that this command spells another way: the GPU
+    count (:data:`GPU_COUNT_SPELLINGS`: ``--ranks``, or ``--nodes`` of ``--cluster``) and the
+    GPU model (:data:`GPU_MODEL_SPELLINGS`: the ``--cluster`` preset's), worded from the options
+    the command has; ``None`` for any other option, or a command without those options."""
+    name = str(getattr(exc, "option_name", None))
     ctx = getattr(exc, "ctx", None)
-    command = getattr(getattr(ctx, "command", None), "name", None)
-    hint = OTHER_SPELLINGS.get((str(command), str(name)))
+    params = getattr(getattr(ctx, "command", None), "params", None) or []
+    has = {o for p in params for o in getattr(p, "opts", ())}
+    hint = None
+    if name in GPU_COUNT_SPELLINGS and "--nodes" in has and "--cluster" in has:
+        hint = (
+            "the GPU count is --ranks N (with --cluster: one node's slice or whole nodes of it, "
+            "--ranks 64 on dgx-h100 is --nodes 8) or --nodes N of --cluster"
+            if "--ranks" in has
+            else "the GPU count is --nodes N of --cluster (64 GPUs of dgx-h100: --nodes 8), "
+            "--gpus-per-node for a slice"
+        )
+    elif name in GPU_MODEL_SPELLINGS and "--cluster" in has:
+        hint = (
+            "the GPU is the --cluster preset's (B200s: --cluster dgx-b200; `costmodel presets "
+            "list` names each cluster's GPU)"
+            + (", or --gpu-memory for a card's memory alone" if "--gpu-memory" in has else "")
+        )
     if hint is None:
         return None
     return f"No such option: {name}; {hint}. See '{ctx.command_path} --help'."  # type: ignore[union-attr]
@@ -1166,8 +1181,31 @@ def option_given(option: str) -> bool:
     return any(a == option or a.startswith(option + "=") for a in _ARGV)
 
 
+def preset_ranks_example(ranks: int) -> str:
+    """``--cluster dgx-h100 --ranks N`` where the default cluster builds ``N`` GPUs (one node's
+    slice or whole nodes), else the counts it takes: the way out a refusal offers runs
+    (``step`` and ``collective`` given ``--ranks`` with neither ``--bandwidth`` nor ``--cluster``)."""
+    from ..scenario import Scenario
+
+    default = str(Scenario.model_fields["cluster"].default)
+    try:
+        preset_ranks(default, ranks, None, None)
+    except ValueError:
+        from ..presets import cluster as load_cluster
+
+        g = load_cluster(default, field="cluster").gpus_per_node
+        return (
+            f"--cluster {default} --ranks N, N up to {g} or a multiple of {g}; {ranks} is neither"
+        )
+    return f"--cluster {default} --ranks {ranks}"
+
+
 def preset_ranks(
-    cluster: str, ranks: int, nodes: int | None, gpus_per_node: int | None
+    cluster: str,
+    ranks: int,
+    nodes: int | None,
+    gpus_per_node: int | None,
+    names: tuple[str, str, str] = ("--ranks", "--nodes", "--gpus-per-node"),
 ) -> tuple[int, int | None]:
     """``--cluster NAME --ranks N`` of any command (``collective``, ``step``, ``scenario``,
     ``train``, ``batch``; ``memory``'s ``--ranks`` is any count sharding the state, as the
@@ -1175,7 +1213,8 @@ def preset_ranks(
     ``ranks`` axis takes them (:func:`costmodel.sweep.evaluate.ranks_slice`: ``N <= G`` is one
     node's slice of ``N`` GPUs, a multiple of ``G`` is ``N / G`` whole nodes, any other count
     refused naming ``--ranks``). A ``--nodes`` or ``--gpus-per-node`` also given (not None)
-    must be that shape, else refused naming it; one that agrees is answered.
+    must be that shape, else refused naming it; one that agrees is answered. ``names``: the
+    three as the caller spells them (``scenario --vs``: ``--vs ranks``, ``--vs nodes``, ...).
 
     ``nodes = 1, gpus = N`` where ``N <= G``; ``nodes = N / G, gpus = G`` where ``G | N``.
     The GPUs per node come back None where they are the preset's own and ``--gpus-per-node``
@@ -1185,17 +1224,20 @@ def preset_ranks(
     from ..sweep.evaluate import ranks_slice
 
     base = load_cluster(cluster, field="cluster")
+    r_name, n_name, g_name = names
     try:
         k, g = (int(a[0]) for a in ranks_slice([ranks], base.gpus_per_node, cluster))
     except ValueError as exc:
+        text = cli_words(str(exc), {"ranks": r_name, "nodes": n_name}.get)
+        lead = "ranks: "  # the library's name of what it refuses, said as the caller's option
         raise ValueError(
-            cli_words(str(exc), {"ranks": "--ranks", "nodes": "--nodes"}.get)
+            f"{r_name}: {text.removeprefix(lead)}" if text.startswith(lead) else text
         ) from None
-    for name, given, shape in (("--nodes", nodes, k), ("--gpus-per-node", gpus_per_node, g)):
+    for name, given, shape in ((n_name, nodes, k), (g_name, gpus_per_node, g)):
         if given is not None and given != shape:
             raise ValueError(
-                f"{name}: {given} disagrees with --ranks {ranks}, which on {cluster!r} is "
+                f"{name}: {given} disagrees with {r_name} {ranks}, which on {cluster!r} is "
                 f"{units.format_counted(k, 'node')} of {units.format_counted(g, 'GPU')}; "
-                "give --ranks or --nodes (with --gpus-per-node), or both agreeing"
+                f"give {r_name} or {n_name} (with {g_name}), or both agreeing"
             )
     return k, (g if gpus_per_node is not None or g != base.gpus_per_node else None)

@@ -31,6 +31,7 @@ from ._common import (
     bare_seconds_warning,
     cli_words,
     preset_ranks,
+    preset_ranks_example,
     relay_bare_number_warnings,
     warn_on_success,
 )
@@ -484,6 +485,27 @@ def collective(
         axes.update(launch)  # gpus_per_process, nvls, collnet_enabled: the rows' columns
     else:
         if link_ranks is None or bandwidth is None:
+            if link_ranks is not None:  # --ranks alone: a link's or a preset's GPUs, as step says
+                from .._limits import LINK_RANKS
+                from ..sweep import parse_values
+
+                LINK_RANKS.check("--ranks", link_ranks)
+                counts = parse_values("ranks", link_ranks)  # a link takes a list: 8,16
+                preset = (
+                    preset_ranks_example(int(counts[0]))
+                    if len(counts) == 1
+                    else "with one --ranks N, whole nodes of it or one node's slice"
+                )
+                raise ValueError(
+                    f"--bandwidth: the one-link collective needs both --ranks and --bandwidth "
+                    f"(e.g. --ranks {link_ranks} --bandwidth 50GB/s); or give --cluster NAME "
+                    f"({preset})"
+                )
+            if bandwidth is not None:
+                raise ValueError(
+                    "--ranks: the one-link collective needs both --ranks and --bandwidth; or "
+                    "give --cluster NAME instead of --bandwidth"
+                )
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
         from .._limits import LINK_RANKS
 
@@ -735,8 +757,19 @@ def _collective_all(
         op, sizes, cluster, nodes, gpus_per_node, model=model, **(launch or {})
     )
     memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
+    # beyond the largest measured run of the regime: the expected error the "fastest at" lines
+    # judge by is extrapolated, said as `collective OP` and `collective all` say it (band:)
+    band = r.choice.error_band
+    far = f"{band.regime}, {band.extrapolated}" if band is not None and band.extrapolated else ""
     if as_json:
-        _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})
+        _print_json(
+            {
+                **r.to_dict(),
+                "band_extrapolated": bool(far),
+                "band_extrapolation": far,
+                **({"memory_note": memory_note} if memory_note else {}),
+            }
+        )
         return
     size_text = units.format_bytes_binary if binary else units.format_bytes
     f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
@@ -756,6 +789,8 @@ def _collective_all(
         typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
         typer.echo(f"fastest at {size_text(m)}: {v.text()}")
+    if far:
+        typer.echo(f"band: {far}")
     for a, why in r.unavailable:  # the library's names in the command's words (--nodes)
         typer.echo(f"not available: {a}: {cli_words(why)}")
     for x in r.crossovers.itertuples():

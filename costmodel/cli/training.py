@@ -25,6 +25,7 @@ from ._common import (
     cli_words,
     option_given,
     preset_ranks,
+    preset_ranks_example,
     relay_bare_number_warnings,
 )
 
@@ -1049,7 +1050,9 @@ def batch(
     rule_given = rule is not None  # a rule scales the tuned LR: given without one, refused
     rule = "sqrt" if rule is None else rule
     if rule not in bt.LR_RULES:
-        raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+        raise ValueError(
+            f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}" + bt.rule_hint(rule)
+        )
     if cluster is not None and ranks is not None:
         # the preset's nodes these ranks take, as step's, scenario's, train's and the sweep's:
         # then counted as those --nodes are (whole nodes keep the preset's GPUs per node)
@@ -1476,11 +1479,8 @@ def step(
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
         from ..scenario import Scenario
 
-        on_preset = (  # --ranks alone: that many GPUs of the default cluster, as --nodes
-            ""
-            if ranks is None
-            else f": --cluster {Scenario.model_fields['cluster'].default} --ranks {ranks}"
-        )
+        # --ranks alone: that many GPUs of the default cluster, as --nodes
+        on_preset = "" if ranks is None else f": {preset_ranks_example(ranks)}"
         raise ValueError(
             f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
             "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
@@ -2275,7 +2275,7 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
     and put in ``batch`` as typed, for the caller to solve B's micro-batch and accumulation
     from. ``tokens_per_gpu`` beside ``micro_batch``: refused (both set B's micro-batch)."""
     from .._limits import LIMITS
-    from ..scenario import _parse_changes
+    from ..scenario import Scenario, _parse_changes
 
     fields = _parse_changes(vs)
     for key in VS_BATCH:
@@ -2287,7 +2287,44 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
             "--vs micro_batch, --vs tokens_per_gpu: give one of them (B's tokens per GPU are "
             "micro_batch x seq)"
         )
+    if unknown := sorted(set(fields) - set(Scenario.model_fields) - {"ranks"}):
+        # the keys --vs takes beyond B's fields are allowed too (the API's list has not them)
+        raise ValueError(
+            f"--vs: unknown {units.noun_for(len(unknown), 'field')} {', '.join(unknown)}; "
+            f"allowed: {', '.join([*Scenario.model_fields, 'ranks', *VS_BATCH])}"
+        )
+    if "ranks" in fields:
+        fields.update(_vs_ranks(a, fields))
     return a.with_changes(fields)
+
+
+def _vs_ranks(a: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """``--vs ranks=N``: B's ``nodes`` and ``gpus_per_node`` on B's cluster (``--vs cluster``,
+    else A's), as A's ``--ranks N`` takes them (:func:`preset_ranks`: ``N`` up to a node's GPUs
+    is one node's slice, a multiple of them whole nodes, any other count refused naming ``--vs
+    ranks``); a ``--vs nodes`` or ``--vs gpus_per_node`` beside it must agree. Pops ``ranks``
+    from ``fields``."""
+    from .._limits import LIMITS
+
+    raw = fields.pop("ranks")
+    LIMITS["ranks"].check("--vs ranks", raw)
+    cluster = fields.get("cluster", a.cluster)
+
+    def given(key: str) -> int | None:
+        value = fields.get(key)
+        if value is None:
+            return None
+        LIMITS[key].check(f"--vs {key}", value)
+        return int(units.parse_count(value, name=f"--vs {key}"))
+
+    nodes, gpus = preset_ranks(
+        str(cluster),
+        int(units.parse_count(raw, name="--vs ranks")),
+        given("nodes"),
+        given("gpus_per_node"),
+        names=("--vs ranks", "--vs nodes", "--vs gpus_per_node"),
+    )
+    return {"nodes": nodes, "gpus_per_node": gpus}
 
 
 def _refuse_vs_run_options(vs: str) -> None:
@@ -2477,7 +2514,9 @@ def scenario(
         str | None,
         typer.Option(
             help="Second configuration to compare: this one with some fields changed, "
-            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'."
+            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'; "
+            "ranks=N is B's GPU count as --ranks reads it (whole nodes or one node's slice "
+            "of B's cluster)."
         ),
     ] = None,
     bucket_advice: Annotated[
