@@ -1031,8 +1031,20 @@ def _setup(
     micro_s = ct.micro_s
     uncalibrated: tuple[str, ...] = ()
     if ct.one_node_step:
+        # a mixture of experts: calibrated on its dense stand-in of the same active size (the
+        # fitted efficiency is of dense models, whose one-node step gathers their own weights)
+        cal = shape.dense_stand_in if a is not None else shape
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, recipe, micro_batch, sequence_length, model, sync_loss, precision
+            ct,
+            float(cal.params) if a is not None else p,
+            cal,
+            c,
+            recipe,
+            micro_batch,
+            sequence_length,
+            model,
+            sync_loss,
+            precision,
         )
         peak = measured_peak_flops(c.gpu, precision)
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
@@ -2056,9 +2068,10 @@ def _one_node(c: Any) -> tuple[Any, str]:
 
 #: Said when :func:`_calibrated_micro_s` finds no compute that reproduces the fitted one-node
 #: step: the engine's one-node communication alone is longer than that step (a model far outside
-#: the fitted runs, e.g. DeepSeek-V3's 671 B parameters gathered on one node), and the fixed
-#: point shrank the compute below the time the GPU's dense peak allows (55 ms a micro-batch,
-#: "MFU 22"). The fitted compute is used as it is.
+#: the fitted runs; DeepSeek-V3's 671 B parameters gathered on one node did, before a mixture of
+#: experts was calibrated on its dense stand-in), and the fixed point shrank the compute below
+#: the time the GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The fitted compute is
+#: used as it is.
 _UNCALIBRATED_NOTE = (
     "compute per micro-batch: the fitted efficiency without its one-node calibration (the "
     "engine's one-node communication alone is longer than the fitted one-node step, so no "
@@ -2095,14 +2108,22 @@ def _calibrated_micro_s(
     run's compute. Fixed point (the step increases with the compute), cached per one-node
     setting.
 
-    Known limit: where no compute reproduces the fitted step (the one-node communication alone
-    is longer: :data:`_UNCALIBRATED_NOTE`), ``ct.micro_s`` is used as it is, which is longer
-    than the calibrated compute just past the edge, where the fixed point has taken nearly all
-    the communication out. So a mixture of experts (all experts gathered, the active ones
-    computing) is priced faster with more work across that edge (a longer sequence, a larger
-    micro-batch, more recomputation): mixtral-8x7b on one DGX H100 node under fsdp, 0.591 s
-    at 1536 tokens, 0.554 s at 2048 (README, "Decisions and known limits";
-    tests/test_qa_pass50.py)."""
+    ``a`` is the shape the one-node step is taken on: for a mixture of experts its dense
+    stand-in (:attr:`~costmodel.architecture.Architecture.dense_stand_in`, each MoE layer
+    holding only the ``k`` experts a token passes through; ``p`` its count), not the MoE
+    itself. The fitted efficiency (llm-foundry's MPT, torchtitan's Llama: dense models) prices
+    a step whose one-node communication gathers and reduces the weights the compute uses; the
+    MoE's own one-node step gathers all its experts (mixtral-8x7b: 46.7B) while ``ct.micro_s``
+    prices the FLOPs of its active ones (12.9B), so calibrated on it the compute shrank as the
+    experts grew and, where the all-expert communication alone exceeded the fitted step, gave
+    up (:data:`_UNCALIBRATED_NOTE`): the uncalibrated compute was longer than the calibrated
+    one just past that edge, and mixtral-8x7b on one DGX H100 node under fsdp was priced at
+    0.591 s at 1536 tokens, 0.554 s at 2048. The MoE's step is then priced with this compute
+    and its own (all-expert) communication. No MoE end-to-end run checks it (README,
+    "Decisions and known limits"; tests/test_qa_pass54.py).
+
+    Where no compute reproduces the fitted step even so (the one-node communication alone is
+    longer: :data:`_UNCALIBRATED_NOTE`), ``ct.micro_s`` is used as it is."""
     one, one_json = _one_node(c)
     key = (
         one_json,
