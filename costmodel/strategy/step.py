@@ -1048,14 +1048,14 @@ def _setup(
         )
         peak = measured_peak_flops(c.gpu, precision)
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
-            micro_s = ct.micro_s
+            # the compute at the edge where the fixed point meets the peak (its least time)
+            micro_s = fpt * tokens / peak
             uncalibrated = (_UNCALIBRATED_NOTE,)
-        else:
-            # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
-            # priced at 6N + attention of its shape): else the MFU named did not give this
-            # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
-            given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
-            ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
+        # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
+        # priced at 6N + attention of its shape): else the MFU named did not give this
+        # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
+        given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
+        ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
     _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
@@ -2068,14 +2068,18 @@ def _one_node(c: Any) -> tuple[Any, str]:
 
 #: Said when :func:`_calibrated_micro_s` finds no compute that reproduces the fitted one-node
 #: step: the engine's one-node communication alone is longer than that step (a model far outside
-#: the fitted runs; DeepSeek-V3's 671 B parameters gathered on one node did, before a mixture of
-#: experts was calibrated on its dense stand-in), and the fixed point shrank the compute below
-#: the time the GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The fitted compute is
-#: used as it is.
+#: the fitted runs: a bare count of 30M parameters or less at short sequences on an H100 node;
+#: DeepSeek-V3's 671 B parameters gathered on one node, before a mixture of experts was
+#: calibrated on its dense stand-in), and the fixed point shrank the compute below the time the
+#: GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The compute is then that time, the
+#: compute at the edge where the fixed point meets it: the fitted compute used as it is was
+#: longer than the calibrated one just past the edge, and the step got faster with more work
+#: (10M parameters on one DGX H100 node: 0.458 ms at 256 tokens, 0.275 ms at 320).
 _UNCALIBRATED_NOTE = (
-    "compute per micro-batch: the fitted efficiency without its one-node calibration (the "
-    "engine's one-node communication alone is longer than the fitted one-node step, so no "
-    "compute time reproduces it; this model is outside the runs the efficiency was fitted on)"
+    "compute per micro-batch: at the GPU's dense peak, the least the one-node calibration can "
+    "take it to (the engine's one-node communication alone is longer than the fitted one-node "
+    "step, so no compute time reproduces it; this model is outside the runs the efficiency "
+    "was fitted on)"
 )
 
 
@@ -2123,7 +2127,8 @@ def _calibrated_micro_s(
     "Decisions and known limits"; tests/test_qa_pass54.py).
 
     Where no compute reproduces the fitted step even so (the one-node communication alone is
-    longer: :data:`_UNCALIBRATED_NOTE`), ``ct.micro_s`` is used as it is."""
+    longer), the fixed point falls below the time of the GPU's dense peak; the step then takes
+    that time (:data:`_UNCALIBRATED_NOTE`), which the calibrated compute meets at the edge."""
     one, one_json = _one_node(c)
     key = (
         one_json,
