@@ -499,6 +499,48 @@ class Architecture(OneLineModel):
         per_expert = 3 * self.hidden * self._expert_ffn()
         return self.params - moe_layers * (self.experts - self.experts_per_token) * per_expert
 
+    @functools.cached_property
+    def dense_stand_in(self) -> Architecture:
+        r"""The dense model of this one's active size: the same architecture with each MoE
+        layer holding only the ``k`` routed experts a token passes through
+        (``experts = experts_per_token``; shared experts, attention, dense layers, embeddings
+        kept). A dense architecture, or a mixture whose tokens pass through every expert, is
+        its own stand-in.
+
+        .. math:: P_{stand-in} = P_{active} - L_{moe} (E - k)\,(h + b)
+
+        ``L_moe`` the MoE layers, ``E`` the routed experts, ``k`` those per token, ``h`` the
+        hidden size, ``b`` 1 where the router carries a bias per expert (DeepSeek-V3's
+        ``e_score_correction_bias``), else 0. The difference is the router: a token scores
+        every one of the ``E`` experts, so the MoE's active parameters count its ``E`` rows,
+        while the stand-in's router has ``k`` (mixtral-8x7b: 786,432 of 12.9B parameters,
+        0.006 %; deepseek-v3: 103M of 37.6B, 0.27 %). The router is one ``E x h`` matmul
+        beside the experts' ``3 h f_e`` each; it is left as the stand-in's own.
+
+        The step's compute per micro-batch is calibrated on it
+        (:func:`costmodel.strategy.step._calibrated_micro_s`): the fitted efficiency is of
+        dense models, whose one-node step gathers and reduces their own weights.
+
+        >>> a = load_arch("mixtral-8x7b")
+        >>> d = a.dense_stand_in
+        >>> d.experts, d.params == d.active_params, a.active_params - d.params == 32 * 6 * a.hidden
+        (2, True, True)
+        """
+        if not self.moe or self.experts_per_token == self.experts:
+            return self
+        k, e = self.experts_per_token, self.experts
+        fields = {
+            **self.model_dump(),
+            "name": f"{self.name} dense stand-in ({k} of {e} experts)",
+            "description": f"{self.name} with only the {k} routed experts a token passes through "
+            "in each MoE layer: the dense model of its active size",
+            "experts": k,
+            "published_active_params": None,
+            "published_params_source": "counted: the stand-in's own tensors",
+        }
+        cut = type(self).model_validate(fields)  # validated afresh: params is cached
+        return type(self).model_validate({**fields, "published_params": float(cut.params)})
+
     @property
     def embedding_params(self) -> int:
         """Parameters used as lookups, not matmuls [-]: the input (and position) embeddings.

@@ -1031,19 +1031,31 @@ def _setup(
     micro_s = ct.micro_s
     uncalibrated: tuple[str, ...] = ()
     if ct.one_node_step:
+        # a mixture of experts: calibrated on its dense stand-in of the same active size (the
+        # fitted efficiency is of dense models, whose one-node step gathers their own weights)
+        cal = shape.dense_stand_in if a is not None else shape
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, recipe, micro_batch, sequence_length, model, sync_loss, precision
+            ct,
+            float(cal.params) if a is not None else p,
+            cal,
+            c,
+            recipe,
+            micro_batch,
+            sequence_length,
+            model,
+            sync_loss,
+            precision,
         )
         peak = measured_peak_flops(c.gpu, precision)
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
-            micro_s = ct.micro_s
+            # the compute at the edge where the fixed point meets the peak (its least time)
+            micro_s = fpt * tokens / peak
             uncalibrated = (_UNCALIBRATED_NOTE,)
-        else:
-            # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
-            # priced at 6N + attention of its shape): else the MFU named did not give this
-            # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
-            given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
-            ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
+        # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
+        # priced at 6N + attention of its shape): else the MFU named did not give this
+        # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
+        given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
+        ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
     _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
@@ -2056,13 +2068,18 @@ def _one_node(c: Any) -> tuple[Any, str]:
 
 #: Said when :func:`_calibrated_micro_s` finds no compute that reproduces the fitted one-node
 #: step: the engine's one-node communication alone is longer than that step (a model far outside
-#: the fitted runs, e.g. DeepSeek-V3's 671 B parameters gathered on one node), and the fixed
-#: point shrank the compute below the time the GPU's dense peak allows (55 ms a micro-batch,
-#: "MFU 22"). The fitted compute is used as it is.
+#: the fitted runs: a bare count of 30M parameters or less at short sequences on an H100 node;
+#: DeepSeek-V3's 671 B parameters gathered on one node, before a mixture of experts was
+#: calibrated on its dense stand-in), and the fixed point shrank the compute below the time the
+#: GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The compute is then that time, the
+#: compute at the edge where the fixed point meets it: the fitted compute used as it is was
+#: longer than the calibrated one just past the edge, and the step got faster with more work
+#: (10M parameters on one DGX H100 node: 0.458 ms at 256 tokens, 0.275 ms at 320).
 _UNCALIBRATED_NOTE = (
-    "compute per micro-batch: the fitted efficiency without its one-node calibration (the "
-    "engine's one-node communication alone is longer than the fitted one-node step, so no "
-    "compute time reproduces it; this model is outside the runs the efficiency was fitted on)"
+    "compute per micro-batch: at the GPU's dense peak, the least the one-node calibration can "
+    "take it to (the engine's one-node communication alone is longer than the fitted one-node "
+    "step, so no compute time reproduces it; this model is outside the runs the efficiency "
+    "was fitted on)"
 )
 
 
@@ -2095,14 +2112,23 @@ def _calibrated_micro_s(
     run's compute. Fixed point (the step increases with the compute), cached per one-node
     setting.
 
-    Known limit: where no compute reproduces the fitted step (the one-node communication alone
-    is longer: :data:`_UNCALIBRATED_NOTE`), ``ct.micro_s`` is used as it is, which is longer
-    than the calibrated compute just past the edge, where the fixed point has taken nearly all
-    the communication out. So a mixture of experts (all experts gathered, the active ones
-    computing) is priced faster with more work across that edge (a longer sequence, a larger
-    micro-batch, more recomputation): mixtral-8x7b on one DGX H100 node under fsdp, 0.591 s
-    at 1536 tokens, 0.554 s at 2048 (README, "Decisions and known limits";
-    tests/test_qa_pass50.py)."""
+    ``a`` is the shape the one-node step is taken on: for a mixture of experts its dense
+    stand-in (:attr:`~costmodel.architecture.Architecture.dense_stand_in`, each MoE layer
+    holding only the ``k`` experts a token passes through; ``p`` its count), not the MoE
+    itself. The fitted efficiency (llm-foundry's MPT, torchtitan's Llama: dense models) prices
+    a step whose one-node communication gathers and reduces the weights the compute uses; the
+    MoE's own one-node step gathers all its experts (mixtral-8x7b: 46.7B) while ``ct.micro_s``
+    prices the FLOPs of its active ones (12.9B), so calibrated on it the compute shrank as the
+    experts grew and, where the all-expert communication alone exceeded the fitted step, gave
+    up (:data:`_UNCALIBRATED_NOTE`): the uncalibrated compute was longer than the calibrated
+    one just past that edge, and mixtral-8x7b on one DGX H100 node under fsdp was priced at
+    0.591 s at 1536 tokens, 0.554 s at 2048. The MoE's step is then priced with this compute
+    and its own (all-expert) communication. No MoE end-to-end run checks it (README,
+    "Decisions and known limits"; tests/test_qa_pass54.py).
+
+    Where no compute reproduces the fitted step even so (the one-node communication alone is
+    longer), the fixed point falls below the time of the GPU's dense peak; the step then takes
+    that time (:data:`_UNCALIBRATED_NOTE`), which the calibrated compute meets at the edge."""
     one, one_json = _one_node(c)
     key = (
         one_json,
