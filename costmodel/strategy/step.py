@@ -1047,14 +1047,18 @@ def _setup(
             precision,
         )
         peak = measured_peak_flops(c.gpu, precision)
-        if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
-            # the compute at the edge where the fixed point meets the peak (its least time)
-            micro_s = fpt * tokens / peak
-            uncalibrated = (_UNCALIBRATED_NOTE,)
         # in the FLOPs a given `mfu` is of (6N for a bare count, whose fitted compute is
         # priced at 6N + attention of its shape): else the MFU named did not give this
         # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
         given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
+        if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
+            # the compute at the edge where the fixed point meets the peak (its least time)
+            uncalibrated = (_UNCALIBRATED_NOTE,)
+        floor = peak_floor_s(fpt, given, tokens, peak)
+        if micro_s < floor:
+            if given > fpt:  # a bare count's 6N above its shape's FLOPs: "MFU 1.50 of 6N"
+                uncalibrated = (*uncalibrated, _SIX_N_PEAK_NOTE)
+            micro_s = floor
         ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
     _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
@@ -2002,6 +2006,32 @@ def _step_compute(
     return ct
 
 
+def peak_floor_s(
+    flops_per_token: float, given_flops_per_token: float, tokens: float, peak: float
+) -> float:
+    r"""The least compute of a micro-batch [s] the fitted (calibrated) road prices: the GPU's
+    dense peak for the larger of the FLOPs the compute is priced with and the FLOPs a given
+    MFU is of (:func:`model_flops_per_token`),
+
+    .. math:: t_{min} = \frac{\max(F, F_{mfu})\, T}{\text{peak}}
+
+    ``F`` [FLOP/token] the priced FLOPs (6N + attention of the architecture, or of the
+    transformer a bare count stands for; PaLM, Chowdhery et al. 2022, arXiv:2204.02311,
+    appendix B), ``F_mfu`` [FLOP/token] those of a given MFU (the same for an architecture;
+    6N of a bare count, Kaplan et al. 2020), ``T`` [tokens] of the micro-batch, peak [FLOP/s]
+    the dense peak of the compute precision. So the compute's MFU is at most 1 in both
+    definitions, the label's "the compute alone at MFU x" (of 6N for a bare count) and the
+    step's own (:meth:`costmodel.scenario.Scenario.flops_per_token`): a bare count of 30M
+    parameters whose transformer holds 16M in its embedding (no matmul FLOPs) was priced at
+    its transformer's peak, "MFU 1.50 of 6N FLOPs", an MFU no ``--mfu`` can give. Bounded so,
+    ``--mfu 1`` is the fastest compute of a count on either road (one road per model).
+
+    >>> peak_floor_s(4.0, 6.0, 10.0, 60.0), peak_floor_s(6.0, 6.0, 10.0, 60.0)
+    (1.0, 1.0)
+    """
+    return max(float(flops_per_token), float(given_flops_per_token)) * float(tokens) / peak
+
+
 def _calibrated_label(ct: ComputeTime, mfu: float, bare_count: bool = False) -> ComputeTime:
     """``ct`` with its label naming the MFU of the compute the step uses after the one-node
     calibration (:func:`_calibrated_micro_s`), ``mfu = F T / (t_calibrated P)`` [-], beside the
@@ -2010,7 +2040,7 @@ def _calibrated_label(ct: ComputeTime, mfu: float, bare_count: bool = False) -> 
     reproduces this compute at the second number, not the first. ``F`` is the FLOPs per token
     a given ``mfu`` is of (:func:`model_flops_per_token`): for a bare count (``bare_count``)
     6N, where the fitted efficiency's MFU counts 6N + attention of its shape, so the label
-    says which."""
+    says which. ``mfu`` is at most 1: the compute is floored at :func:`peak_floor_s`."""
     from dataclasses import replace
 
     of = " of 6N FLOPs (a bare count's given MFU is of 6N)" if bare_count else ""
@@ -2071,7 +2101,8 @@ def _one_node(c: Any) -> tuple[Any, str]:
 #: the fitted runs: a bare count of 30M parameters or less at short sequences on an H100 node;
 #: DeepSeek-V3's 671 B parameters gathered on one node, before a mixture of experts was
 #: calibrated on its dense stand-in), and the fixed point shrank the compute below the time the
-#: GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The compute is then that time, the
+#: GPU's dense peak allows (55 ms a micro-batch, "MFU 22"). The compute is then that time (for
+#: a bare count, of the larger of its shape's FLOPs and its 6N: :func:`peak_floor_s`), the
 #: compute at the edge where the fixed point meets it: the fitted compute used as it is was
 #: longer than the calibrated one just past the edge, and the step got faster with more work
 #: (10M parameters on one DGX H100 node: 0.458 ms at 256 tokens, 0.275 ms at 320).
@@ -2080,6 +2111,18 @@ _UNCALIBRATED_NOTE = (
     "take it to (the engine's one-node communication alone is longer than the fitted one-node "
     "step, so no compute time reproduces it; this model is outside the runs the efficiency "
     "was fitted on)"
+)
+
+#: Said when :func:`_calibrated_micro_s` gives a compute the GPU's dense peak allows for the
+#: FLOPs it is priced with (6N + attention of a bare count's transformer) but not for the
+#: count's 6N, the FLOPs a given MFU of a count is of (:func:`peak_floor_s`): a bare count whose
+#: transformer holds much of it in the embedding (30M parameters at 256 tokens on an H100 node
+#: read "MFU 1.50 of 6N FLOPs"). The compute is then the peak's time for 6N.
+_SIX_N_PEAK_NOTE = (
+    "compute per micro-batch: at the GPU's dense peak for the count's 6N FLOPs, the shortest "
+    "compute a given MFU prices (MFU 1); the one-node calibration took it below that (the "
+    "transformer the count stands for has fewer FLOPs than 6N, its embedding none: this model "
+    "is outside the runs the efficiency was fitted on)"
 )
 
 
