@@ -154,3 +154,17 @@ def test_the_step_page_says_at_most_one() -> None:
     assert "of 6N FLOPs" in said and max(_mfus(said)) <= 1.0, said
     m = metrics(at)["MFU at the predicted step"]
     assert 0 < float(m.removesuffix(" %")) <= 100, m
+
+
+def test_the_step_sweep_prices_the_same_bounded_compute() -> None:
+    """One road: a step sweep's rows are the API's steps, the 6N floor included."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = cm.sweep(
+            kind="step", preset="dgx-h100", params=[1e7, 3e7], sequence_length=[256],
+            strategy="fsdp", nodes=[1],
+        )  # fmt: skip
+    for params, compute_s in zip(df["params"], df["compute_s"], strict=True):
+        s = _step(params, cluster="dgx-h100", nodes=1, strategy="fsdp", sequence_length=256)
+        assert compute_s == pytest.approx(s.compute_s, rel=1e-12)
+        assert _six_n_mfu(s, params, 256) <= 1.0 + 1e-12
