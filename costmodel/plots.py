@@ -756,6 +756,15 @@ TIMELINE_MAX_BARS = 5000
 #: there are more than :data:`TIMELINE_MAX_BARS`: under a pixel apart on any screen's chart.
 TIMELINE_JOIN_FRACTION = 1 / 4000
 
+#: A timeline bar narrower than this share of the step is drawn without the white outline that
+#: parts a bar from its neighbour. The outline (0.5 px a side) is as wide on every screen: a 7B
+#: model's 289 DDP buckets made each backward segment and all-reduce about half a pixel on a
+#: 390 px phone's chart (about 270 px of plot), so the row read as white stripes, not the
+#: legend's teal and orange, and at 1440 px as pale stripes (chromium, 2026-12-05). At a
+#: fiftieth of the step a bar is about 5 px on that phone, the outlines a fifth of it; narrower
+#: neighbours of one kind are drawn as one block of their colour.
+TIMELINE_OUTLINE_MIN_FRACTION = 1 / 50
+
 
 def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
     """The bars a timeline draws for one kind: ``ivs`` as they are, or, above
@@ -805,6 +814,18 @@ def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
             if nxt is not None:
                 run, end = [nxt], float(nxt["end_s"])
     return out
+
+
+def _outline_widths(ivs: list[dict], step_time_s: float) -> np.ndarray:
+    """The white outline's width [px] of each bar in ``ivs``: 0.5, or 0 for a bar narrower than
+    :data:`TIMELINE_OUTLINE_MIN_FRACTION` of the step (its outline would hide its colour).
+
+    >>> _outline_widths([{"start_s": 0.0, "end_s": 0.5}, {"start_s": 0.5, "end_s": 0.51}], 1.0)
+    array([0.5, 0. ])
+    """
+    lengths = np.array([float(iv["end_s"]) - float(iv["start_s"]) for iv in ivs], dtype=float)
+    wide = lengths >= TIMELINE_OUTLINE_MIN_FRACTION * float(step_time_s)
+    return np.where(wide, 0.5, 0.0)
 
 
 def compute_gaps(timeline, step_time_s: float) -> list[tuple[float, float]]:
@@ -865,7 +886,7 @@ def ddp_timeline_figure(
                 "y": np.array([_timeline_row(iv) for iv in ivs]),
                 "marker": {
                     "color": _TIMELINE_COLORS.get(kind, "grey"),
-                    "line": {"color": "white", "width": 0.5},
+                    "line": {"color": "white", "width": _outline_widths(ivs, step_time_s)},
                 },
                 # numbers and text apart (an object array is deep-copied element by element);
                 # plotly's %{x} on a bar with a base is where the bar ends, not its length:
