@@ -185,3 +185,12 @@ def test_a_step_s_narrow_bars_keep_their_colour():
     assert forward.x[0] > r.step_time_s / 50
     assert set(np.broadcast_to(forward.marker.line.width, len(forward.x))) == {0.5}
 
+
+def test_the_cliff_chart_s_busbw_axis_starts_at_zero():
+    """The Cluster page's cliff chart on 1,024 DGX H100 nodes at 10 GB: the autoranged axis
+    began at about 180 GB/s, so the serial hierarchy's 207 GB/s (450 GB/s in one node) lay on
+    the plot's floor as if the busbw fell to nothing. The axis starts at 0 B/s."""
+    frame = pd.DataFrame({"gpus": [8, 16, 8192], "busbw": [450e9, 290e9, 207e9]})
+    fig = plots.bandwidth_vs_gpus_figure(frame, {"hierarchical (serial)": "busbw"}, node_gpus=8)
+    assert fig.layout.yaxis.rangemode == "tozero"
+    assert fig.layout.yaxis.ticksuffix == "B/s"  # the unit stays on the axis
