@@ -816,16 +816,20 @@ def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
     return out
 
 
-def _outline_widths(ivs: list[dict], step_time_s: float) -> np.ndarray:
+def _outline_widths(ivs: list[dict], step_time_s: float) -> float | np.ndarray:
     """The white outline's width [px] of each bar in ``ivs``: 0.5, or 0 for a bar narrower than
-    :data:`TIMELINE_OUTLINE_MIN_FRACTION` of the step (its outline would hide its colour).
+    :data:`TIMELINE_OUTLINE_MIN_FRACTION` of the step (its outline would hide its colour); one
+    number where every bar has the same (the step page's first chart stays as light as it was:
+    an array a bar added 2-3 kB before it, tests/test_first_view.py).
 
     >>> _outline_widths([{"start_s": 0.0, "end_s": 0.5}, {"start_s": 0.5, "end_s": 0.51}], 1.0)
     array([0.5, 0. ])
+    >>> _outline_widths([{"start_s": 0.0, "end_s": 0.01}, {"start_s": 0.5, "end_s": 0.51}], 1.0)
+    0.0
     """
     lengths = np.array([float(iv["end_s"]) - float(iv["start_s"]) for iv in ivs], dtype=float)
-    wide = lengths >= TIMELINE_OUTLINE_MIN_FRACTION * float(step_time_s)
-    return np.where(wide, 0.5, 0.0)
+    widths = np.where(lengths >= TIMELINE_OUTLINE_MIN_FRACTION * float(step_time_s), 0.5, 0.0)
+    return float(widths[0]) if len(widths) and (widths == widths[0]).all() else widths
 
 
 def compute_gaps(timeline, step_time_s: float) -> list[tuple[float, float]]:
