@@ -111,3 +111,24 @@ def test_a_rule_over_several_fields_is_shown_without_a_python_repr():
     with pytest.raises(ValidationError) as refused:
         One(n=0)
     assert _got(refused.value.errors()[0]) == " (got 0)"
+
+
+def test_ddp_page_refused_parameter_count_is_said_under_the_first_row() -> None:
+    """The step page read its parameter box after every other box, so a refused count's red
+    line stood under them all: on a 390 px phone about 1,400 px below the box, the answer gone
+    and the reason out of sight (chromium). It is now said under the first row of inputs, as
+    the Memory page says its own, before the second row's first box."""
+    at = AppTest.from_file(str(WEB / "page_ddp.py"), default_timeout=120)
+    at.query_params["ddp_params"] = "-5"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    order = [
+        ("error", str(n.value)) if n.type == "error" else ("box", n.label)
+        for n in at.main
+        if n.type in ("error", "number_input", "text_input", "selectbox")
+    ]
+    said = [i for i, (kind, text) in enumerate(order) if kind == "error"]
+    assert len(said) == 1 and "Model parameters P" in order[said[0]][1], order
+    boxes = [text for kind, text in order[: said[0]] if kind == "box"]
+    assert boxes == ["Model", "Model parameters P", "Cluster", "Nodes"], order
+    assert order[said[0] + 1] == ("box", "Local batch per GPU [samples]"), order
