@@ -164,3 +164,13 @@ def test_batch_page_refused_split_is_said_under_its_boxes(query: dict, said: str
     lr = order.index(("subheader", "Learning-rate scaling"))
     assert errors[0] < lr, order
     assert order[errors[0] - 1] == ("number_input", "Global batch [samples]"), order
+
+
+def test_compare_table_says_no_negative_zero_points() -> None:
+    """The step page's A/B table said "-0.0 pt" for scaling efficiencies of 99.7 % and 99.7 %
+    (B under 0.05 pt lower; chromium, 390 px); a gap under 0.05 pt reads +0.0 pt."""
+    from costmodel.web.page_ddp import _diff
+
+    assert _diff({"difference": -0.0003, "unit": "%"}) == "+0.0 pt"
+    assert _diff({"difference": -0.0006, "unit": "%"}) == "-0.1 pt"
+    assert _diff({"difference": 0.012, "unit": "%"}) == "+1.2 pt"

@@ -699,7 +699,8 @@ def _diff(r: dict) -> str:
             return "?"
         return "same" if r["a"] == r["b"] else "differs"
     if r["unit"] == "%":
-        return f"{100 * d:+.1f} pt"
+        # a gap under 0.05 pt is +0.0, not "-0.0 pt" (A 99.7 %, B 99.7 %: the compare table)
+        return f"{round(100 * d, 1) or 0.0:+.1f} pt"
     return ("+" if d >= 0 else "-") + _fmt(abs(d), r["unit"])
 
 
