@@ -756,6 +756,15 @@ TIMELINE_MAX_BARS = 5000
 #: there are more than :data:`TIMELINE_MAX_BARS`: under a pixel apart on any screen's chart.
 TIMELINE_JOIN_FRACTION = 1 / 4000
 
+#: A timeline bar narrower than this share of the step is drawn without the white outline that
+#: parts a bar from its neighbour. The outline (0.5 px a side) is as wide on every screen: a 7B
+#: model's 289 DDP buckets made each backward segment and all-reduce about half a pixel on a
+#: 390 px phone's chart (about 270 px of plot), so the row read as white stripes, not the
+#: legend's teal and orange, and at 1440 px as pale stripes (chromium, 2026-12-05). At a
+#: fiftieth of the step a bar is about 5 px on that phone, the outlines a fifth of it; narrower
+#: neighbours of one kind are drawn as one block of their colour.
+TIMELINE_OUTLINE_MIN_FRACTION = 1 / 50
+
 
 def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
     """The bars a timeline draws for one kind: ``ivs`` as they are, or, above
@@ -805,6 +814,22 @@ def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
             if nxt is not None:
                 run, end = [nxt], float(nxt["end_s"])
     return out
+
+
+def _outline_widths(ivs: list[dict], step_time_s: float) -> float | np.ndarray:
+    """The white outline's width [px] of each bar in ``ivs``: 0.5, or 0 for a bar narrower than
+    :data:`TIMELINE_OUTLINE_MIN_FRACTION` of the step (its outline would hide its colour); one
+    number where every bar has the same (the step page's first chart stays as light as it was:
+    an array a bar added 2-3 kB before it, tests/test_first_view.py).
+
+    >>> _outline_widths([{"start_s": 0.0, "end_s": 0.5}, {"start_s": 0.5, "end_s": 0.51}], 1.0)
+    array([0.5, 0. ])
+    >>> _outline_widths([{"start_s": 0.0, "end_s": 0.01}, {"start_s": 0.5, "end_s": 0.51}], 1.0)
+    0.0
+    """
+    lengths = np.array([float(iv["end_s"]) - float(iv["start_s"]) for iv in ivs], dtype=float)
+    widths = np.where(lengths >= TIMELINE_OUTLINE_MIN_FRACTION * float(step_time_s), 0.5, 0.0)
+    return float(widths[0]) if len(widths) and (widths == widths[0]).all() else widths
 
 
 def compute_gaps(timeline, step_time_s: float) -> list[tuple[float, float]]:
@@ -865,7 +890,7 @@ def ddp_timeline_figure(
                 "y": np.array([_timeline_row(iv) for iv in ivs]),
                 "marker": {
                     "color": _TIMELINE_COLORS.get(kind, "grey"),
-                    "line": {"color": "white", "width": 0.5},
+                    "line": {"color": "white", "width": _outline_widths(ivs, step_time_s)},
                 },
                 # numbers and text apart (an object array is deep-copied element by element);
                 # plotly's %{x} on a bar with a base is where the bar ends, not its length:
@@ -1117,6 +1142,11 @@ def bandwidth_vs_gpus_figure(
 
     ``node_gpus`` marks where the job leaves one node (the NVLink/network cliff): a dotted
     line, named in the legend ("one node (8 GPUs)").
+
+    The y axis starts at 0 B/s: the chart says how deep the cliff is. Autoranged, it started
+    just under the lowest point or band, so 8,192 DGX H100 GPUs' serial hierarchical busbw,
+    207 GB/s against 450 GB/s inside a node, lay on the floor of the plot as if it fell to
+    nothing (chromium, 390 and 1440 px, 2026-12-05).
     """
     data = [
         {
@@ -1139,7 +1169,7 @@ def bandwidth_vs_gpus_figure(
             "tickvals": ticks,
             "ticktext": [f"{t:g}" for t in ticks],
         },
-        "yaxis": _unit_axis("B/s", title="bus bandwidth (busbw)"),
+        "yaxis": {**_unit_axis("B/s", title="bus bandwidth (busbw)"), "rangemode": "tozero"},
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }

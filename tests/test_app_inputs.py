@@ -111,3 +111,66 @@ def test_a_rule_over_several_fields_is_shown_without_a_python_repr():
     with pytest.raises(ValidationError) as refused:
         One(n=0)
     assert _got(refused.value.errors()[0]) == " (got 0)"
+
+
+def test_ddp_page_refused_parameter_count_is_said_under_the_first_row() -> None:
+    """The step page read its parameter box after every other box, so a refused count's red
+    line stood under them all: on a 390 px phone about 1,400 px below the box, the answer gone
+    and the reason out of sight (chromium). It is now said under the first row of inputs, as
+    the Memory page says its own, before the second row's first box."""
+    at = AppTest.from_file(str(WEB / "page_ddp.py"), default_timeout=120)
+    at.query_params["ddp_params"] = "-5"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    order = [
+        ("error", str(n.value)) if n.type == "error" else ("box", n.label)
+        for n in at.main
+        if n.type in ("error", "number_input", "text_input", "selectbox")
+    ]
+    said = [i for i, (kind, text) in enumerate(order) if kind == "error"]
+    assert len(said) == 1 and "Model parameters P" in order[said[0]][1], order
+    boxes = [text for kind, text in order[: said[0]] if kind == "box"]
+    assert boxes == ["Model", "Model parameters P", "Cluster", "Nodes"], order
+    assert order[said[0] + 1] == ("box", "Local batch per GPU [samples]"), order
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ({"batch_ranks": "0"}, "Data-parallel ranks N [GPUs]: must be a whole number"),
+        ({"batch_ranks": "16384"}, "is not a whole number"),  # 8192 / (4 x 16384) steps
+    ],
+)
+def test_batch_page_refused_split_is_said_under_its_boxes(query: dict, said: str) -> None:
+    """The Batch page solved the split after the learning-rate boxes, so a refused split's red
+    line stood under the "Learning-rate scaling" header and its boxes, as if it were theirs,
+    on a 390 px phone about 700 px below the box it names (chromium). It is now said under the
+    split's boxes, before that header."""
+    at = AppTest.from_file(str(WEB / "page_batch.py"), default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    order = [
+        # the red line's text without its Markdown escapes
+        (
+            n.type,
+            str(getattr(n, "value", "")).replace("\\", "") if n.type != "number_input" else n.label,
+        )
+        for n in at.main
+        if n.type in ("error", "number_input", "subheader")
+    ]
+    errors = [i for i, (kind, _) in enumerate(order) if kind == "error"]
+    assert len(errors) == 1 and said in order[errors[0]][1], order
+    lr = order.index(("subheader", "Learning-rate scaling"))
+    assert errors[0] < lr, order
+    assert order[errors[0] - 1] == ("number_input", "Global batch [samples]"), order
+
+
+def test_compare_table_says_no_negative_zero_points() -> None:
+    """The step page's A/B table said "-0.0 pt" for scaling efficiencies of 99.7 % and 99.7 %
+    (B under 0.05 pt lower; chromium, 390 px); a gap under 0.05 pt reads +0.0 pt."""
+    from costmodel.web.page_ddp import _diff
+
+    assert _diff({"difference": -0.0003, "unit": "%"}) == "+0.0 pt"
+    assert _diff({"difference": -0.0006, "unit": "%"}) == "-0.1 pt"
+    assert _diff({"difference": 0.012, "unit": "%"}) == "+1.2 pt"

@@ -12,6 +12,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -161,3 +162,35 @@ def test_every_page_table_reaches_the_browser_with_units():
     assert shown.loc[row, "model_busbw_bytes_per_s"].endswith("B/s")
     assert shown.loc[row, "message_bytes"] == "1.07 GB"  # the page's default 2**30 B
     assert raw.loc[row, "message_bytes"] == 2**30  # the data (and the CSV) stay raw SI
+
+
+def test_a_step_s_narrow_bars_keep_their_colour():
+    """The step page's first chart (a 7B model's DDP step on 4 x 8 H100s, the page's default):
+    its 289 backward segments and all-reduces each drew a white outline of 0.5 px a side, and
+    at about half a pixel a bar on a 390 px phone the rows read as white stripes, not the
+    legend's teal and orange (chromium, 2026-12-05). A bar narrower than a fiftieth of the
+    step now has no outline; the wide ones (forward, optimizer) keep it."""
+    from costmodel.scenario import Scenario
+
+    r = Scenario(params=7e9, cluster="dgx-h100", nodes=4).evaluate(scaling=False, flips=False)
+    fig = plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
+    bars = {t.name: t for t in fig.data if t.type == "bar"}
+    for name in ("backward", "all-reduce"):
+        trace = bars[name]
+        assert len(trace.x) > 100  # one bar a bucket
+        widths = np.broadcast_to(trace.marker.line.width, len(trace.x))  # one, or one a bar
+        narrow = [w for w, x in zip(widths, trace.x, strict=True) if x < r.step_time_s / 50]
+        assert narrow and set(narrow) == {0.0}, name
+    forward = bars["forward"]
+    assert forward.x[0] > r.step_time_s / 50
+    assert set(np.broadcast_to(forward.marker.line.width, len(forward.x))) == {0.5}
+
+
+def test_the_cliff_chart_s_busbw_axis_starts_at_zero():
+    """The Cluster page's cliff chart on 1,024 DGX H100 nodes at 10 GB: the autoranged axis
+    began at about 180 GB/s, so the serial hierarchy's 207 GB/s (450 GB/s in one node) lay on
+    the plot's floor as if the busbw fell to nothing. The axis starts at 0 B/s."""
+    frame = pd.DataFrame({"gpus": [8, 16, 8192], "busbw": [450e9, 290e9, 207e9]})
+    fig = plots.bandwidth_vs_gpus_figure(frame, {"hierarchical (serial)": "busbw"}, node_gpus=8)
+    assert fig.layout.yaxis.rangemode == "tozero"
+    assert fig.layout.yaxis.ticksuffix == "B/s"  # the unit stays on the axis

@@ -40,6 +40,14 @@ SOLVED_AS = batch.SOLVED_AS
 UNITS = ("samples", "tokens")
 
 
+#: The batch split's boxes by the library's argument names: a refusal names the box typed in,
+#: not the argument ("local_batch: ...").
+BATCH_BOXES = {name: label for name, (label, _) in FIELDS.items()} | {
+    "global_tokens": "Global batch [tokens per step]",
+    "sequence_length": "Sequence length [tokens per sample]",
+}
+
+
 def _name(field: str) -> str:
     """A field's name in a sentence, without its unit: ``"accumulation steps A"``."""
     label = FIELDS[field][0].split(" [")[0]
@@ -99,6 +107,15 @@ def _inputs() -> dict:
             )
             continue
         known[name] = bound_number(col, label, value=default, step=1, key=f"batch_{name}")
+    # solved here, under its boxes: solved after the learning-rate boxes, a refused split's red
+    # line stood under "Learning-rate scaling" and its boxes, as if theirs, on a 390 px phone
+    # about 700 px below the box it names (chromium, 2026-12-05)
+    solution = None
+    with section("Batch", BATCH_BOXES):
+        try:
+            solution = batch.solve_batch(**known, sequence_length=seq)
+        except batch.BatchSplitError as exc:  # the ways out in the boxes' words, as the CLI's
+            raise ValueError(batch.split_refusal(exc, BATCH_BOXES)) from None
     st.subheader("Learning-rate scaling")
     llm = unit == "tokens"  # tokens first: the LLM defaults (AdamW, 3e-4 tuned at 1 Mi tokens)
     rule = bound_choice(
@@ -150,6 +167,7 @@ def _inputs() -> dict:
         "unknown": unknown,
         "unit": unit,
         "known": known,
+        "solution": solution,
         "seq": seq,
         "base_lr": base_lr,
         "base_batch": base_batch,
@@ -168,17 +186,7 @@ def render() -> None:
     )
     inp = _inputs()
     unit = inp["unit"]
-    # a refusal names the box typed in, not the library's argument ("local_batch: ...")
-    boxes = {name: label for name, (label, _) in FIELDS.items()} | {
-        "global_tokens": "Global batch [tokens per step]",
-        "sequence_length": "Sequence length [tokens per sample]",
-    }
-    solution = None
-    with section("Batch", boxes):
-        try:
-            solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
-        except batch.BatchSplitError as exc:  # the ways out in the boxes' words, as the CLI's
-            raise ValueError(batch.split_refusal(exc, boxes)) from None
+    solution = inp["solution"]
     if solution is None:
         return
     unknown = inp["unknown"]

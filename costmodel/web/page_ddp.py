@@ -215,6 +215,13 @@ def _inputs() -> dict:
         key="ddp_model",
         help=data.MODELS_HELP,
     )
+    # read under the first row, as the Memory page reads its box: parsed with the others at the
+    # end, a refused count's red line stood under every box of the page, on a 390 px phone about
+    # 1,400 px below the box it names, the answer gone and the reason out of sight (chromium,
+    # 2026-12-05)
+    params = (
+        parse_input("Model parameters P", params_count, params_text) if arch == CUSTOM else None
+    )
     c = st.columns(4)
     local_batch = bound_number(
         c[0], "Local batch per GPU [samples]", value=1, step=1, key="ddp_local_batch"
@@ -428,9 +435,7 @@ def _inputs() -> dict:
         "flash_attention": flash,
         "recompute": recompute,
         "loss": loss,
-        "params": None
-        if arch != CUSTOM
-        else parse_input("Model parameters P", params_count, params_text),
+        "params": params,
         "cluster": cluster,
         "nodes": nodes,
         "gpus_per_node": None if gpus_per_node is None else int(gpus_per_node),
@@ -694,7 +699,8 @@ def _diff(r: dict) -> str:
             return "?"
         return "same" if r["a"] == r["b"] else "differs"
     if r["unit"] == "%":
-        return f"{100 * d:+.1f} pt"
+        # a gap under 0.05 pt is +0.0, not "-0.0 pt" (A 99.7 %, B 99.7 %: the compare table)
+        return f"{round(100 * d, 1) or 0.0:+.1f} pt"
     return ("+" if d >= 0 else "-") + _fmt(abs(d), r["unit"])
 
 
