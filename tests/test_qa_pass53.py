@@ -28,3 +28,35 @@ def test_a_file_named_as_a_kind_is_still_read(tmp_path, monkeypatch) -> None:
 def test_a_missing_file_is_still_named() -> None:
     with pytest.raises(ValueError, match=r"^grid file 'steps' does not exist"):
         cm.sweep("steps")
+
+
+def test_a_tie_label_never_follows_a_strategy_told_apart() -> None:
+    # fsdp (band +-18 %) within its error of the fastest, hsdp g=32 (narrow band) told apart
+    # above it: the table read "7 hsdp g=32" then "1= fsdp"
+    from costmodel.cli.training import _advice_table
+
+    def row(rank: int, layout: str, within: bool | None, gap: float | None) -> dict:
+        return {
+            "rank": rank,
+            "layout": layout,
+            "memory_bytes": 2e10,
+            "fits": True,
+            "step_time_s": 6.0 * (1 + (gap or 0.0)),
+            "step_time_lo_s": 5.0,
+            "step_time_hi_s": 7.0,
+            "tokens_per_s": 1e6,
+            "bound": "compute",
+            "within_expected_error": within,
+            "gap_to_best": gap,
+            "half_width_vs_best": None if gap is None else (0.18 if layout == "fsdp" else 0.004),
+            "winner": False,
+        }
+
+    rows = [
+        row(1, "hsdp g=64", True, None),
+        row(2, "hsdp g=32", False, 0.01),
+        row(3, "fsdp", True, 0.02),
+    ]
+    lines = _advice_table(rows).splitlines()[1:]
+    assert [ln.split()[0] for ln in lines] == ["1=", "2", "3"]
+    assert lines[2].endswith("+2% (within ±18%)")  # its column still says it is within

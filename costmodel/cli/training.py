@@ -1995,20 +1995,19 @@ def _advice_band_lines(steps: Sequence[Any], nodes: int, ranks: int) -> list[str
 def _advice_table(rows: list[dict[str, Any]]) -> str:
     """The advisor's ranking as text: one line per strategy (a tie with the fastest ranks
     "1=", and its last column says how far each is from the fastest, under what error)."""
-    from ..strategy.advisor import vs_fastest
+    from ..strategy.advisor import rank_labels, vs_fastest
 
     out = [
         f"{'rank':<5}{'strategy':<20}{'memory/GPU':>12}  {'fits':<5}{'step':>10}  "
         f"{'band':<21}{'tokens/s':>10}  {'bound':<9}vs fastest"
     ]
-    for r in rows:
+    for r, rank in zip(rows, rank_labels(rows), strict=True):
         lo, hi = r["step_time_lo_s"], r["step_time_hi_s"]
         band = (
             f"{units.format_duration(lo)}-{units.format_duration(hi)}"
             if lo == lo and hi == hi
             else "?"
         )
-        rank = "1=" if r["within_expected_error"] else str(r["rank"])  # a tie: no 1, 2, 3
         out.append(
             f"{rank:<5}{r['layout']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
             f"{'yes' if r['fits'] else 'NO':<5}{units.format_duration(r['step_time_s']):>10}  "

@@ -318,6 +318,29 @@ def _pct_pair(gap: float, half_width: float) -> tuple[str, str]:
     return a, b
 
 
+def rank_labels(rows: list[dict[str, Any]]) -> list[str]:
+    """The rank column of :meth:`Advice.rows` (the CLI's table and the app's): ``"1="`` for
+    the strategies in the tie with the fastest, read down the ranking until the first one told
+    apart; every row from there on its own rank. A tie is judged per pair under that pair's
+    expected error (:func:`pair_step_half_width`), so a slower strategy with a wide band can
+    be within its error of the fastest while a faster one with a narrow band is told apart:
+    labelled by its own flag it read "1=" below "7" (70B on 512 nodes: fsdp under hsdp g=32).
+    Its "vs fastest" column (:func:`vs_fastest`) still says it is within its error.
+
+    >>> rank_labels([{"rank": 1, "within_expected_error": True},
+    ...              {"rank": 2, "within_expected_error": True},
+    ...              {"rank": 3, "within_expected_error": False},
+    ...              {"rank": 4, "within_expected_error": True}])
+    ['1=', '1=', '3', '4']
+    """
+    out: list[str] = []
+    tie = True
+    for r in rows:
+        tie = tie and bool(r["within_expected_error"])
+        out.append("1=" if tie else str(r["rank"]))
+    return out
+
+
 def vs_fastest(row: dict[str, Any]) -> str:
     """One row's place against the fastest, in words (the CLI's and the app's column), from
     :meth:`Advice.rows`: ``winner``, ``fastest (a tie)``, ``tied`` (the same step time, to

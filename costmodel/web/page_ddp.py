@@ -1075,15 +1075,15 @@ def _strategies(inp: dict) -> None:
     """The strategy advisor: every strategy with its memory, fit, step and tokens/s."""
     st.subheader("Every strategy, ranked")
     with section("Strategy advisor"):
-        from costmodel.strategy.advisor import vs_fastest
+        from costmodel.strategy.advisor import rank_labels, vs_fastest
 
         advice = _strategy_rows(**inp)
         rows = advice["strategies"]
         frame = pd.DataFrame(
             [
                 {
-                    # a tie with the fastest ranks "1=": no 1, 2, 3 inside the expected error
-                    "rank": "1=" if r["within_expected_error"] else str(r["rank"]),
+                    # the tie with the fastest ranks "1=": no 1, 2, 3 inside the expected error
+                    "rank": rank,
                     "strategy": r["layout"],  # the layout's name: hsdp g=8
                     "memory per GPU": format_bytes(r["memory_bytes"]),
                     "fits": "yes" if r["fits"] else "NO",
@@ -1094,7 +1094,7 @@ def _strategies(inp: dict) -> None:
                     "bound": r["bound"],
                     "vs fastest": vs_fastest(r),
                 }
-                for r in rows
+                for r, rank in zip(rows, rank_labels(rows), strict=True)
             ]
         )
         # a winner only when it wins: the tie, or the winner with its margin (the CLI's line)
