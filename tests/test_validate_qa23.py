@@ -222,3 +222,42 @@ def test_the_cli_refuses_a_set_that_cannot_run():
     said = run("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--sizes", "1GiB",
                "--algorithm", "ring,tree", "--model", "textbook")  # fmt: skip
     one_line_error(said, "--algorithm: 'ring,tree' is a set to choose from", "allowed: auto, ring")
+
+
+# --- the sweep: a comma string is values crossed; a set is one list item, or a "^" value ---
+def test_a_sweep_prices_a_set_as_the_api():
+    import costmodel as cm
+
+    df = cm.sweep(preset="dgx-h100", nodes="1,4", size="64KiB,256MiB",
+                  algorithm=["ring,tree", "^ring"], protocol=["auto", "^ll"])  # fmt: skip
+    assert len(df) == 2 * 2 * 2 * 2
+    for r in df.itertuples():
+        p = predict_collective("all_reduce", r.size_bytes, "dgx-h100", nodes=r.nodes,
+                               algorithm=r.algorithm, protocol=r.protocol_requested)  # fmt: skip
+        assert r.time_s == pytest.approx(p.time_s, rel=1e-12), r
+        assert r.algorithm_used == p.algorithm and r.protocol_used == p.protocol, r
+    crossed = cm.sweep(preset="dgx-h100", nodes=4, size="1GiB", algorithm="ring,tree")
+    assert crossed["algorithm"].tolist() == ["ring", "tree"]  # a comma string: two values
+    with pytest.raises(ValueError, match=r"^protocol: 'fast' in the set '\^fast' is not an NCCL"):
+        cm.sweep(preset="dgx-h100", nodes=1, size="1GiB", protocol=["^fast"])
+
+
+def test_a_calibrations_fits_answer_a_set_by_its_members():
+    """Alpha-beta fits (by textbook name) under a set: the fastest fit of its members."""
+    from costmodel.hardware import CalibrationPreset
+    from costmodel.predict import fitted_time_s
+
+    fit = dict(op="all_reduce", level="intra", source="example (synthetic fits)")
+    cal = CalibrationPreset(name="toy", source="example", fits=[
+        dict(fit, algorithm="ring", latency_s="10us", bandwidth_bytes_per_s="4GB/s"),
+        dict(fit, algorithm="tree", latency_s="2us", bandwidth_bytes_per_s="2GB/s"),
+        dict(fit, algorithm="nvls", latency_s="30us", bandwidth_bytes_per_s="9GB/s"),
+    ])  # fmt: skip
+    m = [1e3, 4e6, 4e9]
+    ring, tree = (fitted_time_s(cal, "all_reduce", m, 8, 1, a)[0] for a in ("ring", "tree"))
+    for value in ("Ring,Tree", "^nvls"):
+        t, algos, _ = fitted_time_s(cal, "all_reduce", m, 8, 1, value)
+        np.testing.assert_array_equal(t, np.minimum(ring, tree))
+        assert algos.tolist() == ["tree", "ring", "ring"]
+    with pytest.raises(ValueError, match="has no fit for an intra-node all_reduce"):
+        fitted_time_s(cal, "all_reduce", m, 8, 1, "collnet_direct,pat")
