@@ -439,9 +439,7 @@ def _covering_fits(
         fits = [f for f in fits if f.algorithm == want]
     if nccl.is_choice_set(protocol):
         fits = [
-            f
-            for f in fits
-            if nccl.names.set_members(protocol, [f.protocol.lower()], "protocol")
+            f for f in fits if nccl.names.set_members(protocol, [f.protocol.lower()], "protocol")
         ]
     elif protocol != "auto":
         fits = [f for f in fits if f.protocol.lower() == str(protocol).lower()]
@@ -643,7 +641,13 @@ def predict_collective(
         pairwise and broadcast's and reduce's chain, ``"pairwise"`` for the reduce-scatter
         ring, ``"collnet"``), answered by the canonical name; any other name is refused with
         the op's allowed list. Protocols: ll, ll128, simple, as NCCL_PROTO. Every algorithm
-        at once (``"all"``) is :func:`predict_all_algorithms`.
+        at once (``"all"``) is :func:`predict_all_algorithms`. For ``nccl``, ``nccl-table``
+        and ``calibrated`` either may be a set as NCCL_ALGO / NCCL_PROTO allow one
+        (``"ring,tree"``, ``"^ring"``, ``"^ll"``; :func:`costmodel.nccl.names.choice_set`):
+        per size the fastest pair it allows, chosen as ``"auto"`` chooses among all
+        (:func:`costmodel.nccl.candidates` restricts auto's candidates), and named in
+        ``algorithm`` / ``protocol`` of the result; a set that leaves nothing the cluster can
+        run is refused as a pinned name that cannot run is.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int

@@ -112,24 +112,34 @@ def test_the_spellings():
         # nothing usable: NVLS on an A100 (no NVLink SHARP), as a single nvls is refused
         (
             dict(cluster="dgx-a100", algorithm="nvls,nvls_tree"),
-            ["algorithm: 'nvls,nvls_tree' with `protocol` 'auto' cannot run all_reduce",
-             "NVLS needs NVLink SHARP", "allowed algorithms here: auto, tree, ring"],
+            [
+                "algorithm: 'nvls,nvls_tree' with `protocol` 'auto' cannot run all_reduce",
+                "NVLS needs NVLink SHARP",
+                "allowed algorithms here: auto, tree, ring",
+            ],
         ),
         # every algorithm the op has on this cluster excluded
         (
             dict(cluster="dgx-a100", algorithm="^ring,tree"),
-            ["algorithm: '^ring,tree' with `protocol` 'auto' cannot run all_reduce",
-             "allowed algorithms here: auto, tree, ring"],
+            [
+                "algorithm: '^ring,tree' with `protocol` 'auto' cannot run all_reduce",
+                "allowed algorithms here: auto, tree, ring",
+            ],
         ),
         # names NCCL has, but none for the op
         (
             dict(cluster="dgx-h100", algorithm="pat,p2p"),
-            ["algorithm: 'pat,p2p'", "NCCL has none of them for all_reduce",
-             "allowed algorithms here: auto"],
+            [
+                "algorithm: 'pat,p2p'",
+                "NCCL has none of them for all_reduce",
+                "allowed algorithms here: auto",
+            ],
         ),
         (
             dict(cluster="dgx-h100", algorithm="ring,treee"),
-            ["algorithm: 'treee' in the set 'ring,treee' is not an NCCL algorithm; allowed: auto, "],
+            [
+                "algorithm: 'treee' in the set 'ring,treee' is not an NCCL algorithm; allowed: auto, "
+            ],
         ),
         (
             dict(cluster="dgx-h100", protocol="ll,fast"),
@@ -142,8 +152,10 @@ def test_the_spellings():
         # the alpha-beta models choose nothing: a set is refused with their list
         (
             dict(cluster="dgx-h100", algorithm="ring,tree", model="textbook"),
-            ["algorithm: 'ring,tree' is a set to choose from, but the textbook model does not",
-             "allowed: auto, ring, tree"],
+            [
+                "algorithm: 'ring,tree' is a set to choose from, but the textbook model does not",
+                "allowed: auto, ring, tree",
+            ],
         ),
     ],
 )
@@ -160,7 +172,9 @@ def test_a_set_that_cannot_run_is_refused_on_one_line(kwargs, fragments):
 def test_all_to_all_takes_a_set_with_p2p_only():
     p = predict_collective("all_to_all", SIZES, "dgx-h100", nodes=2, algorithm="p2p,ring")
     assert set(p.algorithm.tolist()) == {"p2p"}
-    with pytest.raises(ValueError, match=r"^algorithm: 'ring,tree' cannot run all_to_all; allowed: auto, p2p$"):
+    with pytest.raises(
+        ValueError, match=r"^algorithm: 'ring,tree' cannot run all_to_all; allowed: auto, p2p$"
+    ):
         predict_collective("all_to_all", SIZES, "dgx-h100", nodes=2, algorithm="ring,tree")
 
 
@@ -218,7 +232,9 @@ def test_collective_and_predict_take_a_set_as_one_value():
 def test_the_cli_refuses_a_set_that_cannot_run():
     said = run("collective", "all_reduce", "--cluster", "dgx-a100", "--size", "1GiB",
                "--algorithm", "nvls,nvls_tree")  # fmt: skip
-    one_line_error(said, "--algorithm: 'nvls,nvls_tree'", "allowed algorithms here: auto, tree, ring")
+    one_line_error(
+        said, "--algorithm: 'nvls,nvls_tree'", "allowed algorithms here: auto, tree, ring"
+    )
     said = run("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--sizes", "1GiB",
                "--algorithm", "ring,tree", "--model", "textbook")  # fmt: skip
     one_line_error(said, "--algorithm: 'ring,tree' is a set to choose from", "allowed: auto, ring")

@@ -231,7 +231,9 @@ def choice_set(value: str, field: str = "algorithm") -> tuple[bool, tuple[str, .
         raise ValueError(f"field: {field!r} is not known; allowed: algorithm, protocol")
     text = str(value).strip()
     allowed = (
-        f"auto, {', '.join(ALGORITHMS)}, p2p" if field == "algorithm" else f"auto, {', '.join(PROTOCOLS)}"
+        f"auto, {', '.join(ALGORITHMS)}, p2p"
+        if field == "algorithm"
+        else f"auto, {', '.join(PROTOCOLS)}"
     )
     form = "names separated by commas, '^' first to exclude them (as NCCL_ALGO / NCCL_PROTO)"
     if ";" in text or ":" in text:
@@ -273,7 +275,9 @@ def canonical_choice(value: str, field: str = "algorithm") -> str:
     return names[0] if len(names) == 1 else ",".join(names)
 
 
-def set_members(value: str, universe: tuple[str, ...] | list[str], field: str = "algorithm") -> list[str]:
+def set_members(
+    value: str, universe: tuple[str, ...] | list[str], field: str = "algorithm"
+) -> list[str]:
     """The names of ``universe`` a set (:func:`choice_set`) allows, in ``universe``'s order.
 
     >>> set_members("^ring", ("tree", "ring", "nvls")), set_members("nvls,ring", ("tree", "ring", "nvls"))
