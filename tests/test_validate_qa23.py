@@ -138,12 +138,14 @@ def test_the_spellings():
         (
             dict(cluster="dgx-h100", algorithm="ring,treee"),
             [
-                "algorithm: 'treee' in the set 'ring,treee' is not an NCCL algorithm; allowed: auto, "
+                "algorithm: 'treee' in the set 'ring,treee' is not an NCCL algorithm; allowed in a set: "
             ],
         ),
         (
             dict(cluster="dgx-h100", protocol="ll,fast"),
-            ["protocol: 'fast' in the set 'll,fast' is not an NCCL protocol; allowed: auto, ll"],
+            [
+                "protocol: 'fast' in the set 'll,fast' is not an NCCL protocol; allowed in a set: ll, "
+            ],
         ),
         (
             dict(cluster="dgx-h100", algorithm="allreduce:tree"),

@@ -225,7 +225,7 @@ def choice_set(value: str, field: str = "algorithm") -> tuple[bool, tuple[str, .
     ((False, ('ring', 'collnet_direct')), (True, ('ll128',)))
     >>> choice_set("ring,foo")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: algorithm: 'foo' in the set 'ring,foo' is not an NCCL algorithm; allowed: ...
+    ValueError: algorithm: 'foo' in the set 'ring,foo' is not an NCCL algorithm; allowed in a set: ...
     """
     if field not in ("algorithm", "protocol"):
         raise ValueError(f"field: {field!r} is not known; allowed: algorithm, protocol")
@@ -252,9 +252,10 @@ def choice_set(value: str, field: str = "algorithm") -> tuple[bool, tuple[str, .
             out.append(normalize(name))
         except ValueError:
             kind = "NCCL algorithm" if field == "algorithm" else "NCCL protocol"
+            members = allowed.removeprefix("auto, ")  # "auto" is a whole value, no member
             raise ValueError(
-                f"{field}: {name!r} in the set {text!r} is not an {kind}; allowed: {allowed} "
-                f"({form})"
+                f"{field}: {name!r} in the set {text!r} is not an {kind}; allowed in a set: "
+                f"{members} ({form}); or auto alone"
             ) from None
     return exclude, tuple(dict.fromkeys(out))
 
