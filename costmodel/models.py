@@ -283,6 +283,7 @@ def check_algorithm(model: str, op: str, algorithm: object, *, link: bool = Fals
     ...
     ValueError: algorithm: 'hierarchical' is not a textbook broadcast algorithm (the model has it for all_reduce); allowed: auto, chain, binomial_tree; ring (alias of chain)
     """
+    from .nccl.names import canonical_choice, is_choice_set
     from .tables import canonical_op, spelled_as
 
     op = canonical_op(op)
@@ -294,6 +295,21 @@ def check_algorithm(model: str, op: str, algorithm: object, *, link: bool = Fals
             + allowed_algorithms_text(model, op, link=link)
         )
     algorithm = algorithm.strip().lower()  # echoed in lower case, as every name is
+    if is_choice_set(algorithm):
+        # a set as NCCL_ALGO allows one ("ring,tree", "^ring"), in one spelling; the NCCL
+        # models choose among its members (costmodel.nccl.candidates), the alpha-beta ones
+        # choose nothing (their auto is the ring)
+        algorithm = canonical_choice(algorithm, "algorithm")
+        if is_choice_set(algorithm):
+            if model in (NCCL, NCCL_TABLE, CALIBRATED) and not link:
+                return algorithm
+            over = " over one link" if link else ""
+            raise ValueError(
+                f"algorithm: {algorithm!r} is a set to choose from, but the {model} model does "
+                f"not choose among {op} algorithms{over} (a set: the nccl, nccl-table and "
+                "calibrated models on a cluster); allowed: "
+                + allowed_algorithms_text(model, op, link=link)
+            )
     name = spelled_as(algorithm, (AUTO, *names, *aliases))
     if name is None:
         over = " over one link" if link else ""

@@ -427,15 +427,33 @@ def _covering_fits(
     from .hardware import textbook_algorithm
 
     fits = [f for f in calibration.fits if f.op == op and f.level == level]
-    if algorithm != "auto":
+    if nccl.is_choice_set(algorithm):  # a set (nccl.candidates): the fits of its members
+        members = nccl.names.set_members(algorithm, (*nccl.ALGORITHMS, nccl.P2P_ALGORITHM))
+        wanted = {_textbook_or_none(op, a) for a in members}
+        fits = [f for f in fits if f.algorithm in wanted]
+    elif algorithm != "auto":
         try:
             want = textbook_algorithm(op, algorithm)
         except ValueError:
             return []
         fits = [f for f in fits if f.algorithm == want]
-    if protocol != "auto":
+    if nccl.is_choice_set(protocol):
+        fits = [
+            f for f in fits if nccl.names.set_members(protocol, [f.protocol.lower()], "protocol")
+        ]
+    elif protocol != "auto":
         fits = [f for f in fits if f.protocol.lower() == str(protocol).lower()]
     return fits
+
+
+def _textbook_or_none(op: str, algorithm: str) -> str | None:
+    """The textbook name of an NCCL ``algorithm`` for ``op`` (a fit's name), or None."""
+    from .hardware import textbook_algorithm
+
+    try:
+        return textbook_algorithm(op, algorithm)
+    except ValueError:
+        return None
 
 
 def _calibrated_scale(
@@ -623,7 +641,13 @@ def predict_collective(
         pairwise and broadcast's and reduce's chain, ``"pairwise"`` for the reduce-scatter
         ring, ``"collnet"``), answered by the canonical name; any other name is refused with
         the op's allowed list. Protocols: ll, ll128, simple, as NCCL_PROTO. Every algorithm
-        at once (``"all"``) is :func:`predict_all_algorithms`.
+        at once (``"all"``) is :func:`predict_all_algorithms`. For ``nccl``, ``nccl-table``
+        and ``calibrated`` either may be a set as NCCL_ALGO / NCCL_PROTO allow one
+        (``"ring,tree"``, ``"^ring"``, ``"^ll"``; :func:`costmodel.nccl.names.choice_set`):
+        per size the fastest pair it allows, chosen as ``"auto"`` chooses among all
+        (:func:`costmodel.nccl.candidates` restricts auto's candidates), and named in
+        ``algorithm`` / ``protocol`` of the result; a set that leaves nothing the cluster can
+        run is refused as a pinned name that cannot run is.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
@@ -676,7 +700,12 @@ def predict_collective(
     for name, value in (("algorithm", algorithm), ("protocol", protocol), ("model", model)):
         if not isinstance(value, str):  # a list or dict is not a name (it raised "unhashable")
             raise must_be(name, "a name such as 'auto'", value)
-    if protocol != "auto":
+    # a set as NCCL_ALGO / NCCL_PROTO allow one ("ring,tree", "^ring"): one spelling, checked
+    # name by name; auto's candidates restricted to it (nccl.candidates), so the choice is
+    # auto's own among fewer
+    protocol = nccl.canonical_choice(protocol, "protocol")
+    algorithm = nccl.canonical_choice(algorithm, "algorithm")
+    if protocol != "auto" and not nccl.is_choice_set(protocol):
         # a name that is no protocol is refused on every model: the alpha-beta models, which
         # have none, answered protocol='foo' as if it were 'auto'
         nccl.normalize_protocol(protocol)
@@ -1233,7 +1262,13 @@ def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str
 
 def _nccl_reason(op: str, algorithm: str, protocol: str, topo: nccl.TopologyInputs) -> str | None:
     """Why NCCL would not run ``algorithm`` here (None: it would consider it)."""
-    protos = nccl.PROTOCOLS if protocol == "auto" else (nccl.normalize_protocol(protocol),)
+    protos = (
+        nccl.PROTOCOLS
+        if protocol == "auto"
+        else tuple(nccl.names.set_members(protocol, nccl.PROTOCOLS, "protocol"))
+        if nccl.is_choice_set(protocol)
+        else (nccl.normalize_protocol(protocol),)
+    )
     why = [nccl.unavailable_reason(op, algorithm, p, topo) for p in protos]
     if all(w is not None for w in why):
         # the simple protocol's reason names the hardware; the others only "simple only"

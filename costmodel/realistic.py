@@ -444,7 +444,8 @@ def _group_plan(
     else:
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     pairs = nccl.candidates(op, topo, algorithm, protocol)
-    if p is not None and protocol == "auto" and not C.net_ll128_enabled(c.fabric, c.nodes, p):
+    chosen_protocol = protocol == "auto" or nccl.is_choice_set(protocol)  # NCCL picks it
+    if p is not None and chosen_protocol and not C.net_ll128_enabled(c.fabric, c.nodes, p):
         pairs = [x for x in pairs if x[1] != "ll128"] or pairs  # LL128 not enabled across nodes
     phi = knee = tree_eff = ring_f = 0.0
     duplex = 1.0

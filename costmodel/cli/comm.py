@@ -16,6 +16,7 @@ import typer
 
 from .. import units
 from ..collectives import link_hardware_note
+from ..nccl.names import is_choice_set
 from ..tables import OPS, canonical_op
 from ._common import (
     _MODEL_HELP,
@@ -479,7 +480,11 @@ def collective(
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
-        axes.update(preset=cluster, nodes=nodes, model=model, algorithm=algorithm or "auto")
+        # one value on a cluster: a name, "all", or a set as NCCL_ALGO allows one ("ring,tree":
+        # the fastest of them), kept whole as one item (the sweep's axis splits a string at
+        # commas into values crossed)
+        chosen: Any = [algorithm] if is_choice_set(algorithm) else algorithm or "auto"
+        axes.update(preset=cluster, nodes=nodes, model=model, algorithm=chosen)
         if gpus_per_node is not None:
             axes["gpus_per_node"] = gpus_per_node
         axes.update(launch)  # gpus_per_process, nvls, collnet_enabled: the rows' columns

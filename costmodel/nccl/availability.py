@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from .. import tables as T
 from .bandwidth import _candidates, bus_bandwidth_gbs
-from .names import P2P_ALGORITHM, PROTOCOLS, check_op, normalize_algorithm, normalize_protocol
+from .names import (
+    P2P_ALGORITHM,
+    PROTOCOLS,
+    check_op,
+    is_choice_set,
+    normalize_algorithm,
+    normalize_protocol,
+    set_members,
+)
 from .search import TopologyInputs
 
 
@@ -78,24 +86,59 @@ def candidates(
 ) -> list[tuple[str, str]]:
     """The (algorithm, protocol) pairs NCCL would consider; raises if a pinned one cannot run.
 
+    ``algorithm`` and ``protocol`` are ``"auto"``, one name, or a set as NCCL_ALGO /
+    NCCL_PROTO allow one (:func:`costmodel.nccl.names.choice_set`: ``"ring,tree"``,
+    ``"^ring"``): auto's pairs restricted to the set, so the choice among them is auto's
+    argmin over fewer candidates. Decision: a name a set lists is enabled as that name
+    pinned alone is (CollNet, multi-node NVLS where the hardware has them, even without
+    NCCL_COLLNET_ENABLE), so a set is the fastest of its members pinned one by one; a ``^``
+    set is auto's candidates (on by default only) less the names excluded. Names NCCL has
+    no kernel for on ``op`` (``pat`` for all-reduce) are dropped, as NCCL ignores them; a set
+    that leaves nothing that can run is refused as a pinned name that cannot run is.
+
     >>> from costmodel.nccl import topology_inputs
     >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
     ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
     >>> candidates("all_reduce", t, algorithm="nvls")
     [('nvls', 'simple')]
+    >>> candidates("all_reduce", t, algorithm="^ring,tree", protocol="ll,simple")
+    [('nvls', 'simple')]
     """
     check_op(op)
+    a_set, p_set = is_choice_set(algorithm), is_choice_set(protocol)
+    protos = (
+        PROTOCOLS
+        if protocol == "auto"
+        else tuple(set_members(protocol, PROTOCOLS, "protocol"))
+        if p_set
+        else (normalize_protocol(protocol),)
+    )
     if op == "all_to_all":
-        a = P2P_ALGORITHM if algorithm == "auto" else normalize_algorithm(algorithm)
+        if a_set:
+            a = (set_members(algorithm, [P2P_ALGORITHM]) or [algorithm])[0]
+        else:
+            a = P2P_ALGORITHM if algorithm == "auto" else normalize_algorithm(algorithm)
         if a != P2P_ALGORITHM:
             raise ValueError(f"algorithm: {algorithm!r} cannot run all_to_all; allowed: auto, p2p")
-        p = "simple" if protocol == "auto" else normalize_protocol(protocol)
-        return [(P2P_ALGORITHM, p)]
-    algos = _candidates(op) if algorithm == "auto" else (normalize_algorithm(algorithm),)
-    protos = PROTOCOLS if protocol == "auto" else (normalize_protocol(protocol),)
+        if not protos:
+            raise ValueError(
+                f"protocol: {protocol!r} leaves no protocol for all_to_all; allowed: auto, "
+                + ", ".join(PROTOCOLS)
+            )
+        # p2p has no protocol of its own to choose: simple where allowed, as auto
+        return [(P2P_ALGORITHM, "simple" if "simple" in protos else protos[0])]
+    if algorithm == "auto":
+        algos: tuple[str, ...] = _candidates(op)
+    elif a_set:
+        algos = tuple(set_members(algorithm, _candidates(op)))
+    else:
+        algos = (normalize_algorithm(algorithm),)
+    # auto and a "^" set choose among the algorithms on by default; a name listed is asked for
+    by_default = algorithm == "auto" or (a_set and algorithm.strip().startswith("^"))
     out, reasons = [], []
     for a in algos:
-        if algorithm == "auto" and not _default_enabled(op, a, topo):
+        if by_default and not _default_enabled(op, a, topo):
+            reasons.append((a, "*", "not on by default (NCCL_COLLNET_ENABLE=0)"))
             continue
         for p in protos:
             why = unavailable_reason(op, a, p, topo)
@@ -103,10 +146,10 @@ def candidates(
                 out.append((a, p))
             else:
                 reasons.append((a, p, why))
-    if protocol == "auto":
+    if protocol == "auto" or p_set:
         # with the protocol left to NCCL, "nvls runs only with the simple protocol" (said of ll
         # and ll128) is no reason: the algorithm's own is the one with its protocol
-        own = [(a, p, why) for a, p, why in reasons if p == "simple" or not _simple_only(a)]
+        own = [(a, p, why) for a, p, why in reasons if p in ("simple", "*") or not _simple_only(a)]
         reasons = own or reasons
     if not out:
         # in the table's order (tables.NCCL_OP_ALGORITHMS), as every list of algorithms
@@ -115,8 +158,13 @@ def candidates(
             for a in _candidates(op)
             if any(unavailable_reason(op, a, p, topo) is None for p in PROTOCOLS)
         ]
+        why_not = "; ".join(f"{a}/{p}: {why}" for a, p, why in reasons[:3]) or (
+            f"NCCL has none of them for {op}: it has {', '.join(_candidates(op))}"
+        )
+        if not protos:
+            why_not = "it leaves no protocol"
         raise ValueError(
             f"algorithm: {algorithm!r} with `protocol` {protocol!r} cannot run {op} on this cluster "
-            f"({'; '.join(f'{a}/{p}: {why}' for a, p, why in reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
+            f"({why_not}); allowed algorithms here: auto, {', '.join(allowed)}"
         )
     return out

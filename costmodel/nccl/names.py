@@ -196,6 +196,98 @@ def normalize_protocol(name: str) -> str:
     return _PROTO_ALIASES[key]
 
 
+def is_choice_set(value: object) -> bool:
+    """Whether an ``algorithm`` / ``protocol`` value is a set (``"ring,tree"``, ``"^ring"``)
+    rather than one name or ``"auto"``: a comma list, or a leading ``^``, as NCCL_ALGO /
+    NCCL_PROTO write one (:func:`choice_set`); a list per function (``:``, ``;``) too, which
+    :func:`choice_set` refuses with a pointer to :func:`nccl_list_for`.
+
+    >>> is_choice_set("ring,tree"), is_choice_set("^ll"), is_choice_set("ring")
+    (True, True, False)
+    """
+    return isinstance(value, str) and (
+        any(c in value for c in ",:;") or value.strip().startswith("^")
+    )
+
+
+def choice_set(value: str, field: str = "algorithm") -> tuple[bool, tuple[str, ...]]:
+    """A set of algorithms or protocols as NCCL_ALGO / NCCL_PROTO allow one:
+    ``(exclude, names)``, the names in this module's spelling, each once.
+
+    NCCL's plain-list grammar (``parseList`` in src/graph/tuning.cc): names separated by
+    commas, case-insensitive, NCCL's spellings (``collnetdirect``, ``NVLSTree``) mapped to
+    ours as :func:`normalize_algorithm` / :func:`normalize_protocol` do; a leading ``^``
+    excludes the names that follow (``^ring``: every algorithm but ring). Empty pieces are
+    skipped, as NCCL's ``strtok_r`` skips them. A list per function (``allreduce:tree``) is
+    no set of one op: :func:`nccl_list_for` resolves it for an op first. Units: none (names).
+
+    >>> choice_set("Ring, CollNetDirect"), choice_set("^LL128", "protocol")
+    ((False, ('ring', 'collnet_direct')), (True, ('ll128',)))
+    >>> choice_set("ring,foo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: algorithm: 'foo' in the set 'ring,foo' is not an NCCL algorithm; allowed in a set: ...
+    """
+    if field not in ("algorithm", "protocol"):
+        raise ValueError(f"field: {field!r} is not known; allowed: algorithm, protocol")
+    text = str(value).strip()
+    allowed = (
+        f"auto, {', '.join(ALGORITHMS)}, p2p"
+        if field == "algorithm"
+        else f"auto, {', '.join(PROTOCOLS)}"
+    )
+    form = "names separated by commas, '^' first to exclude them (as NCCL_ALGO / NCCL_PROTO)"
+    if ";" in text or ":" in text:
+        raise ValueError(
+            f"{field}: {text!r} is a list per function, not a set for one op; allowed: {allowed} "
+            f"or a set of them ({form})"
+        )
+    exclude = text.startswith("^")
+    names = [n.strip() for n in text.removeprefix("^").split(",") if n.strip()]
+    if not names and not exclude:
+        raise ValueError(f"{field}: {text!r} names nothing; allowed: {allowed} or a set ({form})")
+    normalize = normalize_algorithm if field == "algorithm" else normalize_protocol
+    out: list[str] = []
+    for name in names:
+        try:
+            out.append(normalize(name))
+        except ValueError:
+            kind = "NCCL algorithm" if field == "algorithm" else "NCCL protocol"
+            members = allowed.removeprefix("auto, ")  # "auto" is a whole value, no member
+            raise ValueError(
+                f"{field}: {name!r} in the set {text!r} is not an {kind}; allowed in a set: "
+                f"{members} ({form}); or auto alone"
+            ) from None
+    return exclude, tuple(dict.fromkeys(out))
+
+
+def canonical_choice(value: str, field: str = "algorithm") -> str:
+    """``value`` with a set (:func:`choice_set`) in one spelling: our names, in the order
+    given, ``^`` first to exclude; ``"auto"`` for ``^`` alone (excludes nothing), the name
+    for a set of one. One name or ``"auto"`` comes back as it is.
+
+    >>> canonical_choice("Ring,CollNetDirect,ring"), canonical_choice("^"), canonical_choice("tree,")
+    ('ring,collnet_direct', 'auto', 'tree')
+    """
+    if not is_choice_set(value):
+        return value
+    exclude, names = choice_set(value, field)
+    if exclude:
+        return "^" + ",".join(names) if names else "auto"
+    return names[0] if len(names) == 1 else ",".join(names)
+
+
+def set_members(
+    value: str, universe: tuple[str, ...] | list[str], field: str = "algorithm"
+) -> list[str]:
+    """The names of ``universe`` a set (:func:`choice_set`) allows, in ``universe``'s order.
+
+    >>> set_members("^ring", ("tree", "ring", "nvls")), set_members("nvls,ring", ("tree", "ring", "nvls"))
+    (['tree', 'nvls'], ['ring', 'nvls'])
+    """
+    exclude, names = choice_set(value, field)
+    return [a for a in universe if (a in names) != exclude]
+
+
 def cc_index(compute_capability: float) -> int:
     """NCCL's compute-capability index: Volta 0 (< 8.0), Ampere 1, Hopper 2, Blackwell 3 (>= 10).
 

@@ -1639,11 +1639,13 @@ def _protocols(requested: list[str]) -> list[str]:
     """The protocol values of a block (:func:`_names`), each one NCCL's or ``auto``: a name
     that is no protocol is refused on every model, as ``predict_collective`` refuses it (the
     alpha-beta models, which have none, swept ``protocol=foo`` as ``auto``)."""
-    from ..nccl import normalize_protocol
+    from ..nccl import canonical_choice, is_choice_set, normalize_protocol
 
     names = _names(requested)
     for name in names:
-        if name != "auto":
+        if is_choice_set(name):  # a set as NCCL_PROTO allows one (^ll), checked name by name
+            canonical_choice(name, "protocol")
+        elif name != "auto":
             normalize_protocol(name)
     return names
 
