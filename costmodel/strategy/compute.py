@@ -264,6 +264,29 @@ def _default_recompute(recompute: str, extra: float) -> str:
     )
 
 
+def fitted_efficiency(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> Any:
+    """The fitted efficiency (:func:`costmodel.compute.compute_fit`) of ``gpu``'s family at
+    ``precision``, or None where there is none (Blackwell, Ada, Volta, Turing; fp8 on a family
+    fitted in bf16 only; a family whose rows ``held_out`` leaves none of): the one test of
+    which road a step without a given MFU or a measured time takes, the fitted one or
+    :data:`DEFAULT_MFU`. :func:`step_compute` prices by it and
+    :func:`costmodel.strategy.step.model_flops_per_token` picks the FLOPs by it, so a bare
+    parameter count's default MFU is of the FLOPs a given MFU is of (6N).
+
+    >>> from costmodel import presets
+    >>> fitted_efficiency(presets.load("h100-sxm")) is not None
+    True
+    >>> fitted_efficiency(presets.load("b200")) is None
+    True
+    """
+    from .. import compute as _c
+
+    try:
+        return _c.compute_fit(gpu, precision, held_out)
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class ComputeTime:
     """One micro-batch's compute on one GPU and where it came from."""
@@ -327,12 +350,7 @@ def step_compute(
             f"given MFU {_mfu_text(float(mfu))}{of}{_palm(recompute, extra)}",
         )
     fam = _c.gpu_family(gpu)
-    fit = None
-    if arch is not None:
-        try:
-            fit = _c.compute_fit(gpu, precision, held_out)
-        except ValueError:
-            fit = None
+    fit = None if arch is None else fitted_efficiency(gpu, precision, held_out)
     if fit is None:
         # the default describes a run without recomputation (DEFAULT_MFU): the recomputation's
         # FLOPs run at the same utilisation, so its time is (1 + r) times the default's
