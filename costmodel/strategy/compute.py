@@ -52,6 +52,16 @@ H100 side about a third more and the B200 side nothing). So under the default th
 recomputation's FLOPs run at the same hardware utilisation: the step's MFU is
 ``DEFAULT_MFU / (1 + r)`` (0.30 under full recomputation), and the label says so.
 
+**The default MFU is the MFU a user types** (decision): otherwise it prices exactly what
+``mfu=DEFAULT_MFU`` prices, through the same :func:`micro_batch_compute_s` and of the same
+FLOPs (:func:`costmodel.strategy.step.model_flops_per_token`): an architecture's 6N +
+attention, a bare count's 6N (Kaplan's ``C = 6 N D``, the FLOPs a given MFU of a count is of),
+so the label "default MFU 0.40" is the ``--mfu`` of its compute. A bare count was priced at
+0.40 of the FLOPs of the transformer it stands for (6N of its non-embedding parameters +
+attention), which no ``--mfu`` gave back (7B at 4096 tokens on a DGX B200 node: 223 ms by
+default, 191 ms typed). That transformer's FLOPs are the fitted road's, whose fit reads its
+hidden size and attention; :func:`fitted_efficiency` decides the road for both.
+
 Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
 separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
 arXiv:2205.05198, section 5; ``selective-op`` / ``selective-layer`` as torchtitan's policies).
@@ -74,7 +84,9 @@ DEFAULT_MFU = 0.4
 long-standing default), of a run *without* recomputation: it is no measurement of a run that
 recomputes, so recomputation's extra work ``r`` (:func:`recompute_extra`) runs at the same
 hardware utilisation and the step's MFU is ``DEFAULT_MFU / (1 + r)`` (0.30 under full
-recomputation); a given MFU stays PaLM's, recomputation inside it (module docstring)."""
+recomputation); a given MFU stays PaLM's, recomputation inside it (module docstring). Of the
+FLOPs a given MFU is of (6N of a bare count): without recomputation the default is
+``mfu=DEFAULT_MFU`` typed, the same compute (module docstring)."""
 
 # Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, section 2.1).
 FORWARD_FRACTION = 1.0 / 3.0
