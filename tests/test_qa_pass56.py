@@ -186,3 +186,17 @@ def test_the_step_page_default_is_the_label_mfu_typed_back():
     assert at.number_input(key="ddp_mfu").value == pytest.approx(0.4)
     typed = {m.label: m.value for m in at.metric}["Compute"]
     assert default == typed == format_duration(api.compute_s)
+
+
+def test_a_priced_sweep_row_gives_the_cost_mfu_of_the_typed_default():
+    """The sweep's cost columns take their MFU's FLOPs from the same road as the step
+    (``_mfu_inputs``): the default row's MFU is ``costmodel train``'s, and the typed 0.40's."""
+    from costmodel.scenario import Scenario
+
+    row = sweep.sweep(
+        kind="step", preset="dgx-b200", params="7e9", nodes=1, tokens="1T", usd_per_gpu_hour=2.0
+    ).iloc[0]
+    assert row["compute_source"] == "default-mfu"
+    typed = Scenario(params=7e9, cluster="dgx-b200", nodes=1, mfu=0.4)
+    cost = typed.evaluate(scaling=False).training_cost(1e12, usd_per_gpu_hour=2.0)
+    assert row["mfu"] == pytest.approx(cost.mfu, rel=1e-9)
