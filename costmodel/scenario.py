@@ -403,7 +403,8 @@ class Scenario(OneLineModel):
     def flops_per_token(self) -> float:
         """Model FLOPs per token [FLOP] of this setup's MFU: the ones its step is priced with
         (:func:`costmodel.strategy.step.model_flops_per_token`: the architecture's 6N +
-        attention; a bare count's transformer on the fitted road; else 6P)."""
+        attention; a bare count's transformer on the fitted road; else 6P, the default MFU's
+        road included)."""
         return self._model_flops()[0]
 
     def flops_definition(self) -> str:
@@ -422,6 +423,8 @@ class Scenario(OneLineModel):
             self.sequence_length,
             mfu=mfu,
             compute_time_s=self.compute_time_s,
+            gpu=self._validated_cluster().gpu,  # its road: fitted, or the default MFU's 6N
+            precision=self.compute_precision,
         )
 
     @field_validator(

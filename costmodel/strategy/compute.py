@@ -52,6 +52,16 @@ H100 side about a third more and the B200 side nothing). So under the default th
 recomputation's FLOPs run at the same hardware utilisation: the step's MFU is
 ``DEFAULT_MFU / (1 + r)`` (0.30 under full recomputation), and the label says so.
 
+**The default MFU is the MFU a user types** (decision): otherwise it prices exactly what
+``mfu=DEFAULT_MFU`` prices, through the same :func:`micro_batch_compute_s` and of the same
+FLOPs (:func:`costmodel.strategy.step.model_flops_per_token`): an architecture's 6N +
+attention, a bare count's 6N (Kaplan's ``C = 6 N D``, the FLOPs a given MFU of a count is of),
+so the label "default MFU 0.40" is the ``--mfu`` of its compute. A bare count was priced at
+0.40 of the FLOPs of the transformer it stands for (6N of its non-embedding parameters +
+attention), which no ``--mfu`` gave back (7B at 4096 tokens on a DGX B200 node: 223 ms by
+default, 191 ms typed). That transformer's FLOPs are the fitted road's, whose fit reads its
+hidden size and attention; :func:`fitted_efficiency` decides the road for both.
+
 Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
 separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
 arXiv:2205.05198, section 5; ``selective-op`` / ``selective-layer`` as torchtitan's policies).
@@ -74,7 +84,9 @@ DEFAULT_MFU = 0.4
 long-standing default), of a run *without* recomputation: it is no measurement of a run that
 recomputes, so recomputation's extra work ``r`` (:func:`recompute_extra`) runs at the same
 hardware utilisation and the step's MFU is ``DEFAULT_MFU / (1 + r)`` (0.30 under full
-recomputation); a given MFU stays PaLM's, recomputation inside it (module docstring)."""
+recomputation); a given MFU stays PaLM's, recomputation inside it (module docstring). Of the
+FLOPs a given MFU is of (6N of a bare count): without recomputation the default is
+``mfu=DEFAULT_MFU`` typed, the same compute (module docstring)."""
 
 # Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, section 2.1).
 FORWARD_FRACTION = 1.0 / 3.0
@@ -264,6 +276,29 @@ def _default_recompute(recompute: str, extra: float) -> str:
     )
 
 
+def fitted_efficiency(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> Any:
+    """The fitted efficiency (:func:`costmodel.compute.compute_fit`) of ``gpu``'s family at
+    ``precision``, or None where there is none (Blackwell, Ada, Volta, Turing; fp8 on a family
+    fitted in bf16 only; a family whose rows ``held_out`` leaves none of): the one test of
+    which road a step without a given MFU or a measured time takes, the fitted one or
+    :data:`DEFAULT_MFU`. :func:`step_compute` prices by it and
+    :func:`costmodel.strategy.step.model_flops_per_token` picks the FLOPs by it, so a bare
+    parameter count's default MFU is of the FLOPs a given MFU is of (6N).
+
+    >>> from costmodel import presets
+    >>> fitted_efficiency(presets.load("h100-sxm")) is not None
+    True
+    >>> fitted_efficiency(presets.load("b200")) is None
+    True
+    """
+    from .. import compute as _c
+
+    try:
+        return _c.compute_fit(gpu, precision, held_out)
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class ComputeTime:
     """One micro-batch's compute on one GPU and where it came from."""
@@ -327,12 +362,7 @@ def step_compute(
             f"given MFU {_mfu_text(float(mfu))}{of}{_palm(recompute, extra)}",
         )
     fam = _c.gpu_family(gpu)
-    fit = None
-    if arch is not None:
-        try:
-            fit = _c.compute_fit(gpu, precision, held_out)
-        except ValueError:
-            fit = None
+    fit = None if arch is None else fitted_efficiency(gpu, precision, held_out)
     if fit is None:
         # the default describes a run without recomputation (DEFAULT_MFU): the recomputation's
         # FLOPs run at the same utilisation, so its time is (1 + r) times the default's

@@ -60,7 +60,13 @@ from . import zero as _zero
 from .accumulate import Accumulated, accumulate
 from .band import CollectiveReach, band_extrapolation, step_time_band
 from .comm import CollectiveTimer
-from .compute import DEFAULT_MFU, FORWARD_FRACTION, ComputeTime, step_compute
+from .compute import (
+    DEFAULT_MFU,
+    FORWARD_FRACTION,
+    ComputeTime,
+    fitted_efficiency,
+    step_compute,
+)
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
@@ -1014,7 +1020,17 @@ def _setup(
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
-    fpt = model_flops_per_token(p, a, sequence_length, mfu=mfu, compute_time_s=compute_time_s)[0]
+    # the FLOPs of the road step_compute takes (a bare count's default MFU is of 6N, as `mfu`)
+    fpt = model_flops_per_token(
+        p,
+        a,
+        sequence_length,
+        mfu=mfu,
+        compute_time_s=compute_time_s,
+        gpu=c.gpu,
+        precision=precision,
+        held_out=held_out,
+    )[0]
     ct = _step_compute(
         shape,
         c.gpu,
@@ -1881,6 +1897,9 @@ def model_flops_per_token(
     *,
     mfu: float | None = None,
     compute_time_s: float | None = None,
+    gpu: Any = None,
+    precision: str = "bf16",
+    held_out: str | None = None,
 ) -> tuple[float, str]:
     r"""Model FLOPs per token [FLOP] a step is priced with and its MFU is defined with, and
     that definition in words: the one definition of the API, the CLI and the step page.
@@ -1888,15 +1907,29 @@ def model_flops_per_token(
     .. math:: F = 6N + 12 L H Q s \quad\text{(an architecture; PaLM, Chowdhery et al. 2022,
        appendix B)}, \qquad F = 6N \quad\text{(Kaplan et al. 2020)}
 
-    An architecture: its own (6N + attention). A bare parameter count on the fitted (or default)
-    efficiency road: the transformer the count stands for
+    An architecture: its own (6N + attention). A bare parameter count on the fitted efficiency
+    road: the transformer the count stands for
     (:func:`~costmodel.architecture.architecture_for_params`), as its compute is priced. A bare
-    count with a given MFU or a measured compute time, or outside the shapes' range: 6N (the
-    MFU given is of 6N FLOPs, Kaplan's ``C = 6 N D``).
+    count with a given MFU or a measured compute time, on the default MFU's road, or outside
+    the shapes' range: 6N (the MFU given is of 6N FLOPs, Kaplan's ``C = 6 N D``).
+
+    **The default MFU is the MFU a user types** (decision): on a GPU with no fitted efficiency
+    at ``precision`` (:func:`.compute.fitted_efficiency` of ``gpu``: Blackwell, Ada, Volta,
+    Turing) a bare count's compute is :data:`~.compute.DEFAULT_MFU` of 6N, the FLOPs
+    ``--mfu 0.40`` is of, so the label "default MFU 0.40" is the ``--mfu`` of that compute
+    and typing it gives the same number through the same function
+    (:func:`.compute.micro_batch_compute_s`). It was 0.40 of the shape's 6N + attention, which
+    ``--mfu 0.40`` was not (7B at 4096 tokens on a DGX B200: 223 ms against 191 ms). The shape
+    is the fitted road's alone: its fit reads the hidden size and the attention, and the
+    default reads nothing. ``gpu`` None: the fitted road's FLOPs (no GPU to ask).
 
     >>> f, words = model_flops_per_token(7e9, None, 4096, mfu=0.4)
     >>> f == 6 * 7e9, words
     (True, '6N of a bare parameter count with a given MFU or measured time')
+    >>> from costmodel import presets
+    >>> f, words = model_flops_per_token(7e9, None, 4096, gpu=presets.load("b200"))
+    >>> f == 6 * 7e9, words
+    (True, '6N of a bare parameter count at the default MFU (no fitted efficiency)')
     """
     from ..ddp import FLOPS_PER_PARAM_TOKEN
 
@@ -1906,17 +1939,22 @@ def model_flops_per_token(
             "6N + attention of the architecture, PaLM appendix B",
         )
     p = float(params)
-    shape = _shape_of(p)
-    if shape is not None and mfu is None and compute_time_s is None:
+    if mfu is not None or compute_time_s is not None:
         return (
-            float(shape.training_flops_per_token(sequence_length)),
-            "6N + attention of the transformer the parameter count stands for, PaLM appendix B",
+            FLOPS_PER_PARAM_TOKEN * p,
+            "6N of a bare parameter count with a given MFU or measured time",
         )
-    if shape is None and mfu is None and compute_time_s is None:
+    shape = _shape_of(p)
+    if shape is None:
         return FLOPS_PER_PARAM_TOKEN * p, "6N of a bare parameter count with no transformer shape"
+    if gpu is not None and fitted_efficiency(gpu, precision, held_out) is None:
+        return (
+            FLOPS_PER_PARAM_TOKEN * p,
+            "6N of a bare parameter count at the default MFU (no fitted efficiency)",
+        )
     return (
-        FLOPS_PER_PARAM_TOKEN * p,
-        "6N of a bare parameter count with a given MFU or measured time",
+        float(shape.training_flops_per_token(sequence_length)),
+        "6N + attention of the transformer the parameter count stands for, PaLM appendix B",
     )
 
 

@@ -1450,6 +1450,8 @@ def _mfu_inputs(
         int(sequence_length),
         mfu=mfu,
         compute_time_s=compute_time,
+        gpu=cluster.gpu,  # the step's road: fitted, or the default MFU's 6N of a bare count
+        precision=precision,
     )[0]
     out = (float(fpt), measured_peak_flops(cluster.gpu, precision))
     if known is not None:
