@@ -277,14 +277,19 @@ def test_a_sequence_typed_4k_is_offered_its_binary_reading() -> None:
 
 
 def test_the_sequence_hint_only_where_it_splits() -> None:
-    """No hint where the binary reading does not split either (4M tokens, 4k sequence: 4M /
-    (4096 x 512) is not whole), nor for a sequence typed without a thousands multiple."""
+    """No sequence hint alone where its binary reading does not split either (4M tokens, 4k
+    sequence: 4M / (4096 x 512) is not whole; both binary readings together are offered), nor
+    for a sequence typed without a thousands multiple."""
     from costmodel import batch as bt
 
-    for tokens, seq in ((4_000_000, 4000), (4 * 2**20, 4095)):
-        with pytest.raises(bt.BatchSplitError) as err:
-            bt.solve_batch(local_batch=1, ranks=512, global_tokens=tokens, sequence_length=seq)
-        assert "sequence_length=" not in bt.split_refusal(err.value), err.value
+    with pytest.raises(bt.BatchSplitError) as err:
+        bt.solve_batch(local_batch=1, ranks=512, global_tokens=4_000_000, sequence_length=4000)
+    said = bt.split_refusal(err.value)
+    assert "; or sequence_length=4096 (" not in said, said
+    assert "global_tokens=4,194,304 with sequence_length=4096 (accumulation=2)" in said, said
+    with pytest.raises(bt.BatchSplitError) as err:
+        bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4095)
+    assert "sequence_length=" not in bt.split_refusal(err.value), err.value
     with pytest.raises(bt.BatchSplitError) as err:
         bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4000)
     assert "; or sequence_length=4096 (accumulation=2)" in bt.split_refusal(err.value)

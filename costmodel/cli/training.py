@@ -598,7 +598,25 @@ def memory(
         elif arch is not None:
             axes.update(sequence_length=[seq_n], micro_batch=[micro_batch], recompute=recompute,
                         loss=loss, flash_attention=[flash])  # fmt: skip
-        _memory_all_out(axes, arch, as_json)
+        # what makes it fit where nothing does: from fsdp, as `step --strategy all` says it
+        fit_kw = None
+        if act is None:
+            fit_kw = dict(
+                p=None if arch else float(p_given),  # type: ignore[arg-type]
+                cluster=cluster,
+                ranks=ranks,
+                strategy="fsdp",
+                arch=arch,
+                gpus_per_node=gpus_per_node,
+                recipe=recipe,
+                sequence_length=seq_n,
+                micro_batch=micro_batch,
+                flash_attention=flash,
+                recompute=recompute,
+                loss=loss,
+                **_overheads(cuda_context, fragmentation),
+            )
+        _memory_all_out(axes, arch, as_json, fit_kw)
         return
     recipe_kw: dict[str, Any] = dict(
         sequence_length=seq_n,
@@ -738,29 +756,20 @@ def memory(
             )
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
-            from .. import presets
-            from ..strategy.advisor import fit_suggestions
-
-            gpn = int(presets.cluster(cluster, gpus_per_node=gpus_per_node).gpus_per_node)
-            if ranks % gpn == 0:
-                fa = fit_suggestions(
-                    None if arch else p,
-                    arch=arch,
-                    cluster=cluster,
-                    nodes=ranks // gpn,
-                    strategy=st,
-                    group_size=group_size,
-                    reshard_after_forward=reshard,
-                    micro_batch=micro_batch,
-                    recompute=recompute,
-                    loss=loss,
-                    recipe=recipe,
-                    sequence_length=seq_n,
-                    flash_attention=flash,
-                    band=False,
-                    **({} if gpus_per_node is None else {"gpus_per_node": gpus_per_node}),
-                    **over_kw,  # each change's memory with the same overheads as this total
-                )
+            fa = _memory_fit(
+                None if arch else p,
+                cluster,
+                ranks,
+                st,
+                arch=arch,
+                group_size=group_size,
+                reshard_after_forward=reshard,
+                gpus_per_node=gpus_per_node,
+                **recipe_kw,
+                recipe=recipe,
+                **over_kw,  # each change's memory with the same overheads as this total
+            )
+            if fa is not None:
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
     # (a sequence past the model's context: only where the activations are sized at it)
@@ -866,10 +875,46 @@ def _overheads_axes(cuda_context: str | None, fragmentation: float | None) -> di
     return out
 
 
-def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> None:
+def _memory_fit(
+    p: float | None,
+    cluster: str,
+    ranks: int,
+    strategy: str,
+    *,
+    gpus_per_node: int | None,
+    **kw: Any,
+) -> Any:
+    """What makes ``memory``'s layout fit on ``ranks`` of ``cluster``: the changes
+    :func:`costmodel.strategy.advisor.fit_suggestions` prices (``kw``: its keywords, the
+    activations' and the overheads'), as ``step`` lists them; None where the ranks are not
+    whole nodes of the cluster (or of its ``gpus_per_node`` slice), which no change is priced
+    on. ``memory --strategy`` and ``memory --strategy all`` (from fsdp, the most sharded, as
+    ``step --strategy all``) both say it through this one function."""
+    from .. import presets
+    from ..strategy.advisor import fit_suggestions
+
+    gpn = int(presets.cluster(cluster, gpus_per_node=gpus_per_node).gpus_per_node)
+    if ranks % gpn != 0:
+        return None
+    return fit_suggestions(
+        p,
+        cluster=cluster,
+        nodes=ranks // gpn,
+        strategy=strategy,
+        band=False,
+        **({} if gpus_per_node is None else {"gpus_per_node": gpus_per_node}),
+        **kw,
+    )
+
+
+def _memory_all_out(
+    axes: dict[str, Any], arch: str | None, as_json: bool, fit_kw: dict[str, Any] | None = None
+) -> None:
     """``memory --strategy all``: the memory sweep's rows of ``axes`` (``strategy=all``: every
     layout :func:`costmodel.strategy.advisor.candidate_layouts` lists), as JSON (``layouts``:
-    the rows in the sweep's columns) or a table of memory per GPU and fit."""
+    the rows in the sweep's columns) or a table of memory per GPU and fit. Where no layout
+    fits, what makes fsdp fit (:func:`_memory_fit` of ``fit_kw``; ``fit_suggestions`` in
+    JSON), as ``step --strategy all`` says it."""
     import math
 
     from .. import sweep as sweep_mod
@@ -882,8 +927,14 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     ]
     for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
         r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]
+    fa = None
+    if fit_kw is not None and not any(r["fits"] for r in rows):
+        fa = _memory_fit(**fit_kw)
     if as_json:
-        _print_json({"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows})
+        out: dict[str, Any] = {"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows}
+        if fa is not None:
+            out["fit_suggestions"] = fa.as_dict()
+        _print_json(out)
         return
     first = rows[0]
     what = arch or f"{units.format_count(float(first['params']))} params"
@@ -896,6 +947,8 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     )
     if not any(r["fits"] for r in rows):  # said first, as `step --strategy all` says it
         typer.echo("NOTHING FITS: every layout needs more memory than the GPU has")
+        if fa is not None:
+            typer.echo(_fit_text(fa))
     notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
     if notes:
         typer.echo(cli_words(notes[0]))
