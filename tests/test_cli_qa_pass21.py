@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests._cli import one_line_error, run
 
 
@@ -67,8 +69,6 @@ def test_batch_refusal_offers_no_spelling_that_was_not_typed():
 def test_batch_refusal_reads_the_tokens_as_written_shortest():
     """4,000,000 tokens are 4M: the binary reading offered is 4Mi's, never 4000k's (at 1,000
     tokens per sequence on 512 GPUs 4000 x 2^10 splits and was offered)."""
-    import pytest
-
     from costmodel import batch as bt
 
     with pytest.raises(bt.BatchSplitError) as err:
@@ -78,3 +78,126 @@ def test_batch_refusal_reads_the_tokens_as_written_shortest():
     with pytest.raises(bt.BatchSplitError) as err:
         bt.solve_batch(local_batch=1, ranks=512, global_tokens=4_000_000, sequence_length=4096)
     assert "the binary reading of 4M" in bt.split_refusal(err.value)
+
+
+# --- batch without micro-batch and accumulation: micro-batch 1, as step and train -------------
+BATCH = ("batch", "--ranks", "512", "--global-tokens", "4Mi", "--seq", "4096")
+
+
+def test_batch_takes_micro_batch_1_as_step_and_train_do():
+    r = run(*BATCH)
+    assert r.exit_code == 0, r.stderr
+    assert "local batch per GPU [samples]  1 (assumed: step's default)" in r.stdout, r.stdout
+    assert "accumulation steps A [-]       2 (solved" in r.stdout, r.stdout
+    assert r.stderr.startswith("assumed: --local-batch 1 "), r.stderr
+    d = _json(*BATCH)
+    assert (d["local_batch"], d["accumulation"], d["assumed"]) == (1, 2, ["local_batch"])
+    # the split train makes of the same batch on the same 512 GPUs (64 DGX H100 nodes)
+    t = _json("train", "--arch", "llama-3.1-8b", "--nodes", "64", "--tokens", "1B",
+              "--global-tokens", "4Mi", "--seq", "4096")  # fmt: skip
+    assert (t["micro_batch"], t["accumulation"]) == (1, 2), {k: t[k] for k in ("micro_batch",)}
+
+
+def test_batch_given_its_micro_batch_assumes_nothing():
+    d = _json("batch", "--local", "2", "--ranks", "256", "--global-tokens", "4Mi", "--seq", "4096")
+    assert "assumed" not in d and d["accumulation"] == 2
+    # still refused where the ranks are missing too: two unknowns
+    one_line_error(run("batch", "--global-tokens", "4Mi", "--seq", "4096"), "missing: ")
+
+
+# --- step --ranks N alone: N GPUs of the default cluster, as train and scenario ---------------
+@pytest.mark.parametrize("extra", [(), ("--zero", "3")], ids=["ddp", "zero3"])
+def test_step_ranks_alone_is_the_default_cluster_as_train_reads_it(extra):
+    """``step --arch llama-3.1-8b --ranks 64`` was read as the one-link lesson step and refused
+    naming a --bandwidth never given (with --zero 3: "--ranks/--bandwidth prices ddp only");
+    ``train --ranks 512`` and ``scenario --ranks 64`` take the default cluster. One road now:
+    the answer of ``--cluster dgx-h100 --ranks 64``, the assumption said on stderr."""
+    args = ("step", "--arch", "llama-3.1-8b", "--ranks", "64", *extra)
+    r = run(*args)
+    assert r.exit_code == 0, r.stderr
+    assert "assumed: cluster dgx-h100" in r.stderr
+    alone = _json(*args)
+    named = _json(*args, "--cluster", "dgx-h100")
+    assert alone == named
+    sc = _json("scenario", "--arch", "llama-3.1-8b", "--ranks", "64", *extra)
+    assert sc["step_time_s"] == alone["step_time_s"]
+
+
+@pytest.mark.parametrize(
+    ("args", "missing", "given"),
+    [
+        (("--ranks", "64", "--latency", "5us", "--compute-time", "400ms"), "--bandwidth",
+         "--latency"),
+        (("--bandwidth", "50GB/s", "--compute-time", "400ms"), "--ranks", "--bandwidth"),
+    ],
+)  # fmt: skip
+def test_one_link_refusal_names_the_two_ways_and_only_options_given(args, missing, given):
+    line = one_line_error(run("step", "--params", "7B", *args))
+    assert line.startswith(f"costmodel: error: {missing}: missing; {given} given: "), line
+    assert "needs both --ranks and --bandwidth" in line and "a cluster: --cluster " in line
+
+
+def test_sharded_refusal_names_the_link_option_given():
+    line = one_line_error(
+        run("step", "--params", "7B", "--latency", "5us", "--ranks", "64", "--zero", "3")
+    )
+    assert "the one-link step (--latency given) prices ddp only" in line, line
+    assert "--bandwidth" not in line, line
+
+
+# --- the step's all-reduce sum: a sum of bucket all-reduces, said so --------------------------
+STEP7 = ("step", "--params", "7B", "--nodes", "8")
+
+
+def test_step_all_reduce_sum_says_it_sums_bucket_all_reduces():
+    """``step --params 7B --nodes 8`` showed "all-reduce (sum) 146 ms" while ``collective
+    all-reduce --size 14GB`` on the same 8 nodes gives 74.1 ms: the step sums hundreds of
+    bucket all-reduces, each paying its latency. The line says so, with the one-call time."""
+    d = _json(*STEP7)
+    ar = d["comm_calls_by_kind"]["all_reduce"]
+    assert ar["calls"] > 100 and ar["calls"] == ar["calls_per_micro_batch"]
+    assert abs(ar["message_bytes"] - 14e9) < 1.0  # 7B bf16 gradients
+    one = _json("collective", "all-reduce", "--size", "14GB", "--cluster", "dgx-h100",
+                "--nodes", "8")  # fmt: skip
+    t = one["results"][0]["time_s"]
+    assert abs(ar["one_call_s"] - t) < 1e-9 * t
+    assert ar["one_call_s"] < d["comm_by_kind_s"]["all_reduce"]
+    line = next(x for x in run(*STEP7).stdout.splitlines() if x.startswith("all-reduce (sum)"))
+    assert f"(sum of {ar['calls']} bucket all-reduces of " in line, line
+    assert line.endswith("; one 14 GB all-reduce: 74.1 ms)"), line
+
+
+def test_one_call_per_micro_batch_adds_no_words():
+    """A sum of one call is that call: nothing to add. Two buckets (--bucket 100GB: DDP's first
+    bucket, then the rest) are a sum of two, said with the one call it is compared with."""
+    from costmodel.strategy.step import CommCalls, comm_calls_note
+
+    one = CommCalls("all_reduce", 1, 1, 1, 14e9, "job")
+    assert comm_calls_note(one, 0.074, bucketed=True) == ""
+    ar = _json("step", "--params", "7B", "--nodes", "8", "--bucket", "100GB")
+    ar = ar["comm_calls_by_kind"]["all_reduce"]
+    assert ar["calls"] == 2 and ar["note"].startswith("sum of 2 bucket all-reduces of 7 GB")
+
+
+def test_step_page_caption_says_the_sum_of_bucket_all_reduces():
+    import logging
+
+    from tests.test_app import assert_clean, open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    at = open_page("page_ddp.py", {"ddp_strategy": "ddp"})
+    assert_clean(at)
+    said = " ".join(c.value for c in at.caption)
+    assert "Communication (sum), all-reduce " in said, said
+    assert " bucket all-reduces of " in said and "; one 14 GB all-reduce: " in said, said
+
+
+def test_scenario_says_the_same_sum_as_step():
+    """scenario's all-reduce line and --json carry the step's words (one function)."""
+    step = _json(*STEP7)["comm_calls_by_kind"]["all_reduce"]["note"]
+    r = run("scenario", "--params", "7B", "--nodes", "8")
+    line = next(x for x in r.stdout.splitlines() if x.startswith("all-reduce "))
+    assert line.endswith(f": {step}"), line
+    assert _json("scenario", "--params", "7B", "--nodes", "8")["comm_calls_notes"] == {
+        "all_reduce": step
+    }

@@ -199,13 +199,16 @@ def test_an_unknown_vs_key_lists_every_key_vs_takes() -> None:
 
 def test_step_ranks_alone_suggests_only_a_count_the_default_cluster_builds() -> None:
     """``step --arch llama-3.1-8b --ranks 12`` (no link, no cluster) suggested "--cluster
-    dgx-h100 --ranks 12", which is refused (12 GPUs are not whole 8-GPU nodes). The
-    suggestion now says which counts the preset takes; a count it takes is suggested as typed."""
+    dgx-h100 --ranks 12", which is refused (12 GPUs are not whole 8-GPU nodes). ``--ranks N``
+    alone is now N GPUs of the default cluster, as ``train`` reads it: 12 is refused in the
+    preset's words, a one-link option given with it suggests the counts the preset takes."""
     line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "12"])
+    assert "--ranks: 12 GPUs cannot be built from 'dgx-h100' nodes of 8 GPUs" in line, line
+    line = _refusal(["step", "--params", "7B", "--latency", "5us", "--ranks", "12"])
     assert "--cluster dgx-h100 --ranks 12" not in line, line
     assert "--cluster dgx-h100 --ranks N, N up to 8 or a multiple of 8; 12 is neither" in line
-    line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "64"])
-    assert line.endswith("(every strategy on a preset: --cluster dgx-h100 --ranks 64)"), line
+    line = _refusal(["step", "--params", "7B", "--latency", "5us", "--ranks", "64"])
+    assert line.endswith("a cluster: --cluster dgx-h100 --ranks 64"), line
     _ok(["step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64"])
 
 
