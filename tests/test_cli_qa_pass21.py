@@ -201,3 +201,9 @@ def test_scenario_says_the_same_sum_as_step():
     assert _json("scenario", "--params", "7B", "--nodes", "8")["comm_calls_notes"] == {
         "all_reduce": step
     }
+
+
+def test_the_sum_s_words_leave_the_band_row_in_place():
+    """The words beside each sum are no band note: the step band's row is still there."""
+    out = run("step", "--arch", "llama-3.1-8b", "--strategy", "fsdp", "--nodes", "4").stdout
+    assert "\nstep band " in out and "(sum of " in out, out

@@ -1913,11 +1913,11 @@ def _step_on_cluster(
         ("compute precision", s.precision),
     ]
     for k, v in s.comm_by_kind_s.items():  # a sum of separate calls: said what it adds
-        note = calls.get(k, {}).get("note", "")
+        adds = calls.get(k, {}).get("note", "")  # not `note`: the band's, read below
         rows.append(
             (
                 k.replace("_", "-") + " (sum)",
-                units.format_duration(v) + (f" ({note})" if note else ""),
+                units.format_duration(v) + (f" ({adds})" if adds else ""),
             )
         )
     rows.append(("exposed communication", units.format_duration(s.exposed_comm_s)))
