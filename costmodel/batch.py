@@ -463,6 +463,14 @@ def _largest_divisor_below(m: int, below: int) -> int | None:
     return best
 
 
+#: decimal token units, largest first, with their binary counterparts and suffixes
+_DECIMAL_UNITS: tuple[tuple[int, int, str], ...] = (
+    (10**9, 2**30, "G"),
+    (10**6, 2**20, "M"),
+    (10**3, 2**10, "k"),
+)
+
+
 def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> str:
     r"""The one refusal of a split that is not whole, in the words ``names`` gives each
     quantity (defaults: :data:`SPLIT_NAMES`, the library's argument names; the CLI passes its
@@ -517,23 +525,44 @@ def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> 
         past = f"the nearest are past the {n[u]} limit ({rule})"
     text = head + (f"nearest valid: {' or '.join(options)}" if options else past)
     if s is not None:
-        for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
+        # the binary reading of the token count as it is written shortest (4,000,000 is 4M:
+        # 4Mi; never "4000k", a spelling no one typed), and of a sequence length typed as 4k
+        # (4,000 tokens: 4Ki = 4,096; 4Mi tokens at "4k" on 512 GPUs was 2.048 accumulations),
+        # each where it splits the batch, else both together where they do
+        tok = next(
+            ((unit, binary, sfx) for unit, binary, sfx in _DECIMAL_UNITS if total % unit == 0),
+            None,
+        )
+        s_bin = s // 1000 * 1024 if s % 1000 == 0 else None
+        if s_bin is not None and s_bin > _limit("sequence_length")[2]:
+            s_bin = None
+        said = False
+        if tok is not None:
+            unit, binary, suffix = tok
             b = total // unit * binary
-            if total % unit == 0 and b % quantum == 0 and lo <= b // quantum <= hi:
+            if b % quantum == 0 and lo <= b // quantum <= hi:
                 text += (
                     f"; or {total // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
                     f"({eq(u, b // quantum)}), the binary reading of {total // unit}{suffix}"
                 )
-                break
-        # a sequence length typed as 4k is 4,000 tokens: its binary reading, 4Ki = 4,096, where
-        # that splits the same tokens (4Mi tokens at "4k" on 512 GPUs was 2.048 accumulations)
-        s_bin = s // 1000 * 1024
-        if s % 1000 == 0 and s_bin <= _limit("sequence_length")[2]:
+                said = True
+        if s_bin is not None:
             q_bin = s_bin * product
             if total % q_bin == 0 and lo <= total // q_bin <= hi:
                 text += (
                     f"; or {eq('sequence_length', s_bin)} ({eq(u, total // q_bin)}), the "
                     f"binary reading of {s // 1000}k ({s // 1000}Ki)"
+                )
+                said = True
+        if not said and tok is not None and s_bin is not None:
+            unit, binary, suffix = tok
+            b, q_bin = total // unit * binary, s_bin * product
+            if b % q_bin == 0 and lo <= b // q_bin <= hi:
+                text += (
+                    f"; or {eq('global_tokens', b, commas=True)} with "
+                    f"{eq('sequence_length', s_bin)} ({eq(u, b // q_bin)}), the binary readings "
+                    f"of {total // unit}{suffix} and {s // 1000}k ({total // unit}{suffix}i, "
+                    f"{s // 1000}Ki)"
                 )
     # the same global batch with a smaller known factor: a smaller local batch, fewer ranks
     samples = total if s is None else (total // s if total % s == 0 else None)

@@ -989,6 +989,8 @@ class Scenario(OneLineModel):
                 )
             )
         lo, hi = st.step_time_band_s
+        from .strategy.step import comm_calls_by_kind
+
         return ScenarioResult(
             scenario=self,
             cluster_name=self.cluster,
@@ -1006,6 +1008,9 @@ class Scenario(OneLineModel):
             compute_s=float(st.compute_s),
             comm_s=float(st.comm_s),
             comm_by_kind_s={k: float(v) for k, v in st.comm_by_kind_s.items()},
+            comm_calls_notes={
+                k: v["note"] for k, v in comm_calls_by_kind(st, c, self.model).items() if v["note"]
+            },
             exposed_comm_s=float(st.exposed_comm_s),
             optimizer_s=float(getattr(st, "optimizer_s", 0.0)),
             sync_s=float(getattr(st, "sync_s", 0.0)),
@@ -1573,6 +1578,11 @@ class ScenarioResult(BaseModel):
     comm_by_kind_s: dict[str, float] = Field(
         default_factory=dict, description="communication per collective kind [s]"
     )
+    comm_calls_notes: dict[str, str] = Field(
+        default_factory=dict,
+        description="per collective kind, the calls its sum adds and one call of the same "
+        "bytes (costmodel.strategy.step.comm_calls_note), where a micro-batch runs several",
+    )
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
     optimizer_s: float = Field(0.0, description="the optimizer step (on its shard) [s]")
     sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
@@ -1768,11 +1778,13 @@ class ScenarioResult(BaseModel):
             f"{fu.format_duration(self.comm_s)} "
             f"(exposed {fu.format_duration(self.exposed_comm_s)})"
             + (
-                ""
+                # a sum of separate calls: what it adds (comm_calls_note), as `step` says it
+                "".join(f": {n}" for n in self.comm_calls_notes.values())
                 if self.strategy == "ddp"
                 else " = "
                 + ", ".join(
                     f"{k.replace('_', '-')} {fu.format_duration(v)}"
+                    + (f" ({self.comm_calls_notes[k]})" if k in self.comm_calls_notes else "")
                     for k, v in self.comm_by_kind_s.items()
                 )
             ),

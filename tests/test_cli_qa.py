@@ -324,10 +324,13 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
 
 
 def test_a_step_with_half_a_link_asks_for_the_other_half_first():
-    """`step --arch X --ranks 8`: the missing half of the link is named, not the compute time
-    (`step --arch X` alone runs on the default cluster: tests/test_qa_pass7.py)."""
+    """`step --params 7B --ranks 8 --latency 5us`: the missing half of the link is named, not
+    the compute time (`step --arch X --ranks 8` alone runs on the default cluster, as `train
+    --ranks 8` does: tests/test_cli_qa_pass21.py)."""
     line = one_line_error(
-        run("step", "--arch", "llama-3.1-8b", "--ranks", "8"), "--bandwidth", "--cluster NAME"
+        run("step", "--params", "7B", "--ranks", "8", "--latency", "5us"),
+        "--bandwidth: missing",
+        "a cluster: --cluster dgx-h100 --ranks 8",
     )
     assert "--compute-time, or --tokens-per-gpu" not in line
     # with a link and no compute, the compute is what is missing

@@ -133,10 +133,11 @@ def test_tokens_per_gpu_and_global_tokens_vs_seq_keep_both():
 
 
 def test_step_ranks_alone_names_the_cluster_road():
-    """--ranks alone is the one-link step's half: the refusal names the preset road with the
-    same count (`--cluster dgx-h100 --ranks 64`, which step takes as the sweep does)."""
-    r = run("step", "--arch", "llama-3.1-8b", "--ranks", "64")
-    one_line_error(r, "--bandwidth", "--cluster dgx-h100 --ranks 64")
+    """--ranks with only a link's --latency is the one-link step's half: the refusal names the
+    preset road with the same count (`--cluster dgx-h100 --ranks 64`, which step takes as the
+    sweep does); --ranks alone is that road (the default cluster, as train reads it)."""
+    r = run("step", "--params", "7B", "--ranks", "64", "--latency", "5us")
+    one_line_error(r, "--bandwidth: missing", "--cluster dgx-h100 --ranks 64")
     ok = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64", "--json")
     assert json.loads(ok.stdout)["ranks"] == 64
 

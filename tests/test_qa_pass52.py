@@ -199,13 +199,16 @@ def test_an_unknown_vs_key_lists_every_key_vs_takes() -> None:
 
 def test_step_ranks_alone_suggests_only_a_count_the_default_cluster_builds() -> None:
     """``step --arch llama-3.1-8b --ranks 12`` (no link, no cluster) suggested "--cluster
-    dgx-h100 --ranks 12", which is refused (12 GPUs are not whole 8-GPU nodes). The
-    suggestion now says which counts the preset takes; a count it takes is suggested as typed."""
+    dgx-h100 --ranks 12", which is refused (12 GPUs are not whole 8-GPU nodes). ``--ranks N``
+    alone is now N GPUs of the default cluster, as ``train`` reads it: 12 is refused in the
+    preset's words, a one-link option given with it suggests the counts the preset takes."""
     line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "12"])
+    assert "--ranks: 12 GPUs cannot be built from 'dgx-h100' nodes of 8 GPUs" in line, line
+    line = _refusal(["step", "--params", "7B", "--latency", "5us", "--ranks", "12"])
     assert "--cluster dgx-h100 --ranks 12" not in line, line
     assert "--cluster dgx-h100 --ranks N, N up to 8 or a multiple of 8; 12 is neither" in line
-    line = _refusal(["step", "--arch", "llama-3.1-8b", "--ranks", "64"])
-    assert line.endswith("(every strategy on a preset: --cluster dgx-h100 --ranks 64)"), line
+    line = _refusal(["step", "--params", "7B", "--latency", "5us", "--ranks", "64"])
+    assert line.endswith("a cluster: --cluster dgx-h100 --ranks 64"), line
     _ok(["step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--ranks", "64"])
 
 
@@ -277,14 +280,19 @@ def test_a_sequence_typed_4k_is_offered_its_binary_reading() -> None:
 
 
 def test_the_sequence_hint_only_where_it_splits() -> None:
-    """No hint where the binary reading does not split either (4M tokens, 4k sequence: 4M /
-    (4096 x 512) is not whole), nor for a sequence typed without a thousands multiple."""
+    """No sequence hint alone where its binary reading does not split either (4M tokens, 4k
+    sequence: 4M / (4096 x 512) is not whole; both binary readings together are offered), nor
+    for a sequence typed without a thousands multiple."""
     from costmodel import batch as bt
 
-    for tokens, seq in ((4_000_000, 4000), (4 * 2**20, 4095)):
-        with pytest.raises(bt.BatchSplitError) as err:
-            bt.solve_batch(local_batch=1, ranks=512, global_tokens=tokens, sequence_length=seq)
-        assert "sequence_length=" not in bt.split_refusal(err.value), err.value
+    with pytest.raises(bt.BatchSplitError) as err:
+        bt.solve_batch(local_batch=1, ranks=512, global_tokens=4_000_000, sequence_length=4000)
+    said = bt.split_refusal(err.value)
+    assert "; or sequence_length=4096 (" not in said, said
+    assert "global_tokens=4,194,304 with sequence_length=4096 (accumulation=2)" in said, said
+    with pytest.raises(bt.BatchSplitError) as err:
+        bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4095)
+    assert "sequence_length=" not in bt.split_refusal(err.value), err.value
     with pytest.raises(bt.BatchSplitError) as err:
         bt.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4000)
     assert "; or sequence_length=4096 (accumulation=2)" in bt.split_refusal(err.value)

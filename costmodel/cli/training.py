@@ -598,7 +598,25 @@ def memory(
         elif arch is not None:
             axes.update(sequence_length=[seq_n], micro_batch=[micro_batch], recompute=recompute,
                         loss=loss, flash_attention=[flash])  # fmt: skip
-        _memory_all_out(axes, arch, as_json)
+        # what makes it fit where nothing does: from fsdp, as `step --strategy all` says it
+        fit_kw = None
+        if act is None:
+            fit_kw = dict(
+                p=None if arch else float(p_given),  # type: ignore[arg-type]
+                cluster=cluster,
+                ranks=ranks,
+                strategy="fsdp",
+                arch=arch,
+                gpus_per_node=gpus_per_node,
+                recipe=recipe,
+                sequence_length=seq_n,
+                micro_batch=micro_batch,
+                flash_attention=flash,
+                recompute=recompute,
+                loss=loss,
+                **_overheads(cuda_context, fragmentation),
+            )
+        _memory_all_out(axes, arch, as_json, fit_kw)
         return
     recipe_kw: dict[str, Any] = dict(
         sequence_length=seq_n,
@@ -738,29 +756,20 @@ def memory(
             )
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
-            from .. import presets
-            from ..strategy.advisor import fit_suggestions
-
-            gpn = int(presets.cluster(cluster, gpus_per_node=gpus_per_node).gpus_per_node)
-            if ranks % gpn == 0:
-                fa = fit_suggestions(
-                    None if arch else p,
-                    arch=arch,
-                    cluster=cluster,
-                    nodes=ranks // gpn,
-                    strategy=st,
-                    group_size=group_size,
-                    reshard_after_forward=reshard,
-                    micro_batch=micro_batch,
-                    recompute=recompute,
-                    loss=loss,
-                    recipe=recipe,
-                    sequence_length=seq_n,
-                    flash_attention=flash,
-                    band=False,
-                    **({} if gpus_per_node is None else {"gpus_per_node": gpus_per_node}),
-                    **over_kw,  # each change's memory with the same overheads as this total
-                )
+            fa = _memory_fit(
+                None if arch else p,
+                cluster,
+                ranks,
+                st,
+                arch=arch,
+                group_size=group_size,
+                reshard_after_forward=reshard,
+                gpus_per_node=gpus_per_node,
+                **recipe_kw,
+                recipe=recipe,
+                **over_kw,  # each change's memory with the same overheads as this total
+            )
+            if fa is not None:
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
     # (a sequence past the model's context: only where the activations are sized at it)
@@ -866,10 +875,42 @@ def _overheads_axes(cuda_context: str | None, fragmentation: float | None) -> di
     return out
 
 
-def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> None:
+def _memory_fit(
+    p: float | None,
+    cluster: str,
+    ranks: int,
+    strategy: str,
+    *,
+    gpus_per_node: int | None,
+    **kw: Any,
+) -> Any:
+    """What makes ``memory``'s layout fit on ``ranks`` of ``cluster``: the changes
+    :func:`costmodel.strategy.advisor.fit_suggestions` prices (``kw``: its keywords, the
+    activations' and the overheads'), as ``step`` lists them; None where the ranks are not
+    whole nodes of the cluster (or of its ``gpus_per_node`` slice), which no change is priced
+    on. ``memory --strategy`` and ``memory --strategy all`` (from fsdp, the most sharded, as
+    ``step --strategy all``) both say it through this one function."""
+    from .. import presets
+    from ..strategy.advisor import fit_suggestions
+
+    gpn = int(presets.cluster(cluster, gpus_per_node=gpus_per_node).gpus_per_node)
+    if ranks % gpn != 0:
+        return None
+    if gpus_per_node is not None:  # a slice of each node, as the memory was sized on
+        kw["gpus_per_node"] = gpus_per_node
+    return fit_suggestions(
+        p, cluster=cluster, nodes=ranks // gpn, strategy=strategy, band=False, **kw
+    )
+
+
+def _memory_all_out(
+    axes: dict[str, Any], arch: str | None, as_json: bool, fit_kw: dict[str, Any] | None = None
+) -> None:
     """``memory --strategy all``: the memory sweep's rows of ``axes`` (``strategy=all``: every
     layout :func:`costmodel.strategy.advisor.candidate_layouts` lists), as JSON (``layouts``:
-    the rows in the sweep's columns) or a table of memory per GPU and fit."""
+    the rows in the sweep's columns) or a table of memory per GPU and fit. Where no layout
+    fits, what makes fsdp fit (:func:`_memory_fit` of ``fit_kw``; ``fit_suggestions`` in
+    JSON), as ``step --strategy all`` says it."""
     import math
 
     from .. import sweep as sweep_mod
@@ -882,8 +923,14 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     ]
     for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
         r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]
+    fa = None
+    if fit_kw is not None and not any(r["fits"] for r in rows):
+        fa = _memory_fit(**fit_kw)
     if as_json:
-        _print_json({"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows})
+        out: dict[str, Any] = {"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows}
+        if fa is not None:
+            out["fit_suggestions"] = fa.as_dict()
+        _print_json(out)
         return
     first = rows[0]
     what = arch or f"{units.format_count(float(first['params']))} params"
@@ -896,6 +943,8 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
     )
     if not any(r["fits"] for r in rows):  # said first, as `step --strategy all` says it
         typer.echo("NOTHING FITS: every layout needs more memory than the GPU has")
+        if fa is not None:
+            typer.echo(_fit_text(fa))
     notes = first["notes"]  # the activations' line, then what is left out, as `memory` says them
     if notes:
         typer.echo(cli_words(notes[0]))
@@ -1072,6 +1121,18 @@ def batch(
             "--global-batch, --global-tokens: give the global batch in samples or in tokens, "
             "not both"
         )
+    # micro-batch and accumulation both left out, the ranks and the global batch given: the
+    # micro-batch step, scenario and train take then (1), the accumulation solved, and said
+    local_assumed = (
+        local is None
+        and accumulation is None
+        and ranks is not None
+        and (global_ is not None or tokens is not None)
+    )
+    if local_assumed:
+        from ..strategy.step import step_default
+
+        local = int(step_default("micro_batch"))
     given = {
         "--local-batch": local,
         "--ranks": ranks,
@@ -1104,6 +1165,8 @@ def batch(
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
         data["tokens_per_step"] = data["global_tokens"]
+    if local_assumed:  # not given: step's default, said on stderr too
+        data["assumed"] = ["local_batch"]
     if by_nodes:  # how the ranks were counted, as step/scenario/train --json name them
         data.update(nodes=nodes, gpus_per_node=sol.ranks // int(nodes or 1))
         if cluster is not None:  # the preset named, as step's and memory's --json name it
@@ -1149,8 +1212,14 @@ def batch(
             "--rule: scales a tuned learning rate; give --base-lr with --base-batch or "
             "--base-tokens"
         )
+    said = (
+        f"--local-batch {local} (the micro-batch step, scenario and train take without one; "
+        "give --local-batch or --accumulation for another split)"
+    )
     if as_json:
         _print_json(data)
+        if local_assumed:
+            _assumed_line(said)
         return
     # the four factors in words with their units (the Batch page's labels), the one solved
     # said with how ("= global / (local x N)"), the ranks of --nodes with how they count
@@ -1161,6 +1230,8 @@ def batch(
             value += f" (solved: {bt.SOLVED_AS[name]})"
         elif name == "global_batch" and tokens is not None:  # typed in tokens
             value += " (= tokens / sequence length)"
+        elif name == "local_batch" and local_assumed:
+            value += " (assumed: step's default)"
         elif name == "ranks" and by_nodes:
             value += f" (= {nodes:,} nodes x {data['gpus_per_node']:,} GPUs per node)"
         rows.append((label, value))
@@ -1170,6 +1241,8 @@ def batch(
             ("global batch [tokens]", f"{units.format_count(sol.global_tokens)} tokens per step")
         )
     typer.echo(_kv(rows + lr_rows))
+    if local_assumed:
+        _assumed_line(said)
 
 
 # --- step -------------------------------------------------------------------------------------
@@ -1347,9 +1420,19 @@ def step(
     p_given = _params_given(params, arch)
     # --zero as train and scenario read it (`step --zero 3` said "No such option: --zero")
     strategy = _strategy_of(strategy, zero)
-    # one default for one question: without a link (--ranks/--bandwidth) the step is on the
-    # cluster train, scenario and strategy_step default to, and the output says it was assumed
-    assumed = cluster is None and ranks is None and bandwidth is None
+    # one default for one question: without a link (--bandwidth, --latency, --gradient-bytes)
+    # the step is on the cluster train, scenario and strategy_step default to (--ranks N alone
+    # its N GPUs, as `train --ranks N` reads them), and the output says it was assumed
+    link = [
+        name
+        for name, value in (
+            ("--bandwidth", bandwidth),
+            ("--latency", latency),
+            ("--gradient-bytes", gradient_bytes),
+        )
+        if value is not None
+    ]
+    assumed = cluster is None and not link
     if assumed:
         from ..scenario import Scenario
 
@@ -1435,7 +1518,8 @@ def step(
         typed = f"--zero {zero}" if zero not in (None, 0) else f"--strategy {strategy}"
         raise ValueError(
             f"{typed}: the sharded strategies need --cluster NAME (their "
-            "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
+            f"collectives span nodes and groups); the one-link step ({', '.join(link)} given) "
+            "prices ddp only"
         )
     # options of the cluster step only: refused rather than silently ignored
     cluster_only = {  # given is given, even at the default value
@@ -1477,14 +1561,12 @@ def step(
         comm_contention=c_,
     )
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
-        from ..scenario import Scenario
-
-        # --ranks alone: that many GPUs of the default cluster, as --nodes
-        on_preset = "" if ranks is None else f": {preset_ranks_example(ranks)}"
+        # the two ways, each as it is typed; only the options given are named as given
+        example = "--cluster NAME --ranks N" if ranks is None else preset_ranks_example(ranks)
         raise ValueError(
-            f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
-            "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
-            f"NAME (every strategy on a preset{on_preset})"
+            f"{'--bandwidth' if bandwidth is None else '--ranks'}: missing; {', '.join(link)} "
+            "given: the one-link DDP step needs both --ranks and --bandwidth (with "
+            f"--compute-time); or, without {', '.join(link)}, a cluster: {example}"
         )
     if compute_time is not None:
         bare_seconds_warning("--compute-time", compute_time)
@@ -1791,6 +1873,10 @@ def _step_on_cluster(
 
     data["global_batch"] = int(global_batch(kw["micro_batch"], s.ranks, kw["accumulation"]))
     data["global_tokens"] = int(s.tokens_per_step)
+    from ..strategy.step import comm_calls_by_kind
+
+    calls = comm_calls_by_kind(s, c, kw["model"])
+    data["comm_calls_by_kind"] = calls
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
@@ -1826,8 +1912,14 @@ def _step_on_cluster(
         ("compute source", s.compute_label),
         ("compute precision", s.precision),
     ]
-    for k, v in s.comm_by_kind_s.items():
-        rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
+    for k, v in s.comm_by_kind_s.items():  # a sum of separate calls: said what it adds
+        adds = calls.get(k, {}).get("note", "")  # not `note`: the band's, read below
+        rows.append(
+            (
+                k.replace("_", "-") + " (sum)",
+                units.format_duration(v) + (f" ({adds})" if adds else ""),
+            )
+        )
     rows.append(("exposed communication", units.format_duration(s.exposed_comm_s)))
     # the rest of the step, so that the parts add up to it (exposed = step - compute - these)
     if s.optimizer_s > 0:

@@ -108,6 +108,106 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class CommCalls:
+    """The collectives of one kind in a step (:attr:`StrategyStep.comm_calls`): ``calls`` per
+    optimizer step, ``calls_per_micro`` of them in each micro-batch that runs them
+    (``micro_batches`` of the step's: 1 where only the last one syncs), ``message_bytes`` their
+    buffers summed over one such micro-batch [B], all over ``span`` (``""`` where they span
+    more than one). A step's communication is the sum of these calls, each paying its own
+    latency and algorithm choice: :func:`comm_calls_note` says it beside that sum."""
+
+    kind: str
+    calls: int
+    calls_per_micro: int
+    micro_batches: int
+    message_bytes: float
+    span: str
+
+
+def _comm_calls(
+    final: Sequence[Task], mid: Sequence[Task], accumulation: int
+) -> tuple[CommCalls, ...]:
+    """The :class:`CommCalls` of each collective kind of a step: the final micro-batch's task
+    list ``final`` and the other micro-batches' ``mid`` (``accumulation - 1`` of them)."""
+    cols = columns(final)
+    mid_kinds = columns(mid).by_kind if mid else {}
+    out = []
+    mid_ranks = columns(mid).span_ranks if mid else []
+    for kind, idx in cols.by_kind.items():
+        idx = [i for i in idx if cols.span_ranks[i] >= 2]  # a span of one rank sends nothing
+        if not idx:
+            continue
+        spans = {cols.span[i] for i in idx}
+        n_mid = sum(1 for i in mid_kinds.get(kind, ()) if mid_ranks[i] >= 2)
+        out.append(
+            CommCalls(
+                kind=kind,
+                calls=len(idx) + (accumulation - 1) * n_mid,
+                calls_per_micro=len(idx),
+                micro_batches=accumulation if n_mid else 1,
+                message_bytes=float(sum(float(cols.message_bytes[i]) for i in idx)),
+                span=spans.pop() if len(spans) == 1 else "",
+            )
+        )
+    return tuple(out)
+
+
+def one_call_s(step: StrategyStep, cc: CommCalls, cluster: Any, model: str = "nccl") -> float:
+    """The time [s] of one ``cc.kind`` carrying a micro-batch's buffers of that kind at once
+    (``cc.message_bytes``) over the same span of ``cluster`` (``step``'s, with its ``model``),
+    as ``costmodel collective`` prices that size: what the step's sum of separate calls is
+    compared with. NaN where the calls span more than one group, or carry nothing."""
+    if not cc.span or cc.message_bytes <= 0:
+        return math.nan
+    timer = CollectiveTimer(cluster, model=model, group_size=step.layout.shard_group)
+    return float(timer.time(cc.kind, cc.span, [cc.message_bytes])[0])
+
+
+def comm_calls_note(cc: CommCalls, whole_s: float, bucketed: bool = False) -> str:
+    """What a step's communication sum of one kind is made of, in words: ``"sum of 289 bucket
+    all-reduces of 48.4 MB on average; one 14 GB all-reduce: 74.1 ms"``. The sum
+    (:attr:`StrategyStep.comm_by_kind_s`) adds ``cc.calls`` separate collectives, each paying
+    its latency and its own algorithm choice, so it exceeds one collective of the same bytes
+    (``whole_s``, :func:`one_call_s`; left out where NaN). ``""`` where each micro-batch runs
+    one call (the sum is that call). ``bucketed``: the calls are gradient buckets (ddp, zero1,
+    zero2)."""
+    from ..units import format_bytes, format_duration
+
+    if cc.calls_per_micro <= 1:
+        return ""
+    name = cc.kind.replace("_", "-")
+    text = (
+        f"sum of {cc.calls:,} {'bucket ' if bucketed else ''}{name}s of "
+        f"{format_bytes(cc.message_bytes / cc.calls_per_micro)} on average"
+    )
+    if math.isfinite(whole_s):
+        per = " per micro-batch" if cc.micro_batches > 1 else ""
+        text += f"; one {format_bytes(cc.message_bytes)} {name}{per}: {format_duration(whole_s)}"
+    return text
+
+
+def comm_calls_by_kind(step: StrategyStep, cluster: Any, model: str = "nccl") -> dict[str, Any]:
+    """Per collective kind of ``step`` (on ``cluster``, its collective ``model``): its calls
+    (:class:`CommCalls`), one call of the same bytes (:func:`one_call_s`, None where unknown)
+    and the words said beside the kind's sum (:func:`comm_calls_note`), JSON-ready: what
+    ``costmodel step`` (text and ``--json``'s ``comm_calls_by_kind``) and the app's step page
+    say, from this one function."""
+    out: dict[str, Any] = {}
+    bucketed = step.layout.strategy in ("ddp", "zero1", "zero2")
+    for cc in step.comm_calls:
+        whole = one_call_s(step, cc, cluster, model) if cc.calls_per_micro > 1 else math.nan
+        out[cc.kind] = {
+            "calls": cc.calls,
+            "calls_per_micro_batch": cc.calls_per_micro,
+            "micro_batches": cc.micro_batches,
+            "message_bytes": cc.message_bytes,
+            "one_call_s": whole if math.isfinite(whole) else None,
+            "note": comm_calls_note(cc, whole, bucketed),
+        }
+    return out
+
+
+@dataclass(frozen=True)
 class StrategyStep:
     """:func:`strategy_step`'s answer. Times per optimizer step [s], memory per GPU [B]."""
 
@@ -154,6 +254,8 @@ class StrategyStep:
     # the collectives of the schedule beyond the runs their own bands were fitted on
     # (.band.CollectiveReach; part of band_extrapolation's reasons); () within those runs
     band_collectives: tuple[CollectiveReach, ...] = field(default=(), repr=False)
+    # the collectives of each kind: how many calls make comm_by_kind_s's sum (CommCalls)
+    comm_calls: tuple[CommCalls, ...] = field(default=(), repr=False)
 
     @property
     def band_extrapolated(self) -> bool:
@@ -1312,6 +1414,7 @@ def _prepare_at(
             band_extrapolation=far,
             band_extrapolated_beyond=beyond,
             band_collectives=reach if far else (),
+            comm_calls=_comm_calls(final_tasks, mid_tasks, acc),
         )
 
     return _Prepared(

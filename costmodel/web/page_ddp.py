@@ -654,16 +654,29 @@ def _rest_s(result) -> float:
 
 
 def _step_sum_caption(result) -> None:
-    """Say what the step is made of, so the headline's figures add up to the step time."""
+    """Say what the step is made of, so the headline's figures add up to the step time, and
+    what the communication sum adds (separate calls, one of the same bytes: comm_calls_note,
+    as `costmodel step` says it)."""
     rest = _rest_parts(result)
-    if not rest:
+    calls = " ".join(
+        f"Communication (sum), {k.replace('_', '-')} "
+        f"{format_duration(result.comm_by_kind_s.get(k, 0.0))}: {note}."
+        for k, note in result.comm_calls_notes.items()
+    )
+    if not rest and not calls:
         return
     headline_caption(  # under the metrics it completes, above the inputs
-        f"Step {format_duration(result.step_time_s)} = compute "
-        f"{format_duration(result.compute_s)} + exposed communication "
-        f"{format_duration(result.exposed_comm_s)} + "
-        + " + ".join(f"{k} {format_duration(v)}" for k, v in rest)
-        + "."
+        (
+            f"Step {format_duration(result.step_time_s)} = compute "
+            f"{format_duration(result.compute_s)} + exposed communication "
+            f"{format_duration(result.exposed_comm_s)} + "
+            + " + ".join(f"{k} {format_duration(v)}" for k, v in rest)
+            + "."
+            if rest
+            else ""
+        )
+        + (" " if rest and calls else "")
+        + calls
     )
 
 
@@ -850,7 +863,10 @@ def render() -> None:
         "Communication (sum)",
         format_duration(result.comm_s),
         help=", ".join(
-            f"{k.replace('_', '-')} {format_duration(v)}" for k, v in result.comm_by_kind_s.items()
+            f"{k.replace('_', '-')} {format_duration(v)}"
+            # a sum of separate calls, said as `costmodel step` says it (comm_calls_note)
+            + (f" ({result.comm_calls_notes[k]})" if k in result.comm_calls_notes else "")
+            for k, v in result.comm_by_kind_s.items()
         ),
     )
     m[3].metric("Exposed communication", format_duration(result.exposed_comm_s))
