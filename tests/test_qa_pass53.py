@@ -60,3 +60,13 @@ def test_a_tie_label_never_follows_a_strategy_told_apart() -> None:
     lines = _advice_table(rows).splitlines()[1:]
     assert [ln.split()[0] for ln in lines] == ["1=", "2", "3"]
     assert lines[2].endswith("+2% (within ±18%)")  # its column still says it is within
+
+
+def test_the_peak_floor_counts_the_recomputation() -> None:
+    # a tiny model at the GPU's peak: with full recomputation the GPU runs a second forward, so
+    # its compute is longer (both were 21.5 ns: the floor was of the model FLOPs alone)
+    kw = dict(params=1e6, cluster="dgx-h100", nodes=1, gpus_per_node=1, strategy="ddp")
+    kw |= dict(sequence_length=32)
+    plain = cm.strategy_step(**kw)
+    full = cm.strategy_step(**kw, recompute="full")
+    assert full.compute_s > plain.compute_s * 1.2

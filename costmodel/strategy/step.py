@@ -1169,10 +1169,14 @@ def _setup(
         # priced at 6N + attention of its shape): else the MFU named did not give this
         # compute back (7B: "MFU 0.44" gave 395 ms for 464 ms)
         given = model_flops_per_token(p, a, sequence_length, mfu=DEFAULT_MFU)[0]
-        if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
+        # the GPU runs the recomputation too: micro_s holds it (ct.recompute_fraction of the
+        # work), so its peak bound is of the FLOPs times 1 / (1 - that share); of the model's
+        # FLOPs alone, a tiny model checkpointed was priced as fast as without (21.5 ns both)
+        hardware = 1.0 / (1.0 - ct.recompute_fraction)
+        if micro_s * peak < fpt * tokens * hardware:  # past the datasheet peak: no fixed point
             # the compute at the edge where the fixed point meets the peak (its least time)
             uncalibrated = (_UNCALIBRATED_NOTE,)
-        floor = peak_floor_s(fpt, given, tokens, peak)
+        floor = peak_floor_s(fpt, given, tokens, peak) * hardware
         if micro_s < floor:
             if given > fpt:  # a bare count's 6N above its shape's FLOPs: "MFU 1.50 of 6N"
                 uncalibrated = (*uncalibrated, _SIX_N_PEAK_NOTE)
@@ -2165,7 +2169,10 @@ def peak_floor_s(
     step's own (:meth:`costmodel.scenario.Scenario.flops_per_token`): a bare count of 30M
     parameters whose transformer holds 16M in its embedding (no matmul FLOPs) was priced at
     its transformer's peak, "MFU 1.50 of 6N FLOPs", an MFU no ``--mfu`` can give. Bounded so,
-    ``--mfu 1`` is the fastest compute of a count on either road (one road per model).
+    ``--mfu 1`` is the fastest compute of a count on either road (one road per model). The
+    step multiplies it by ``1 / (1 - r)``, ``r`` recomputation's share of the micro-batch's
+    work (:attr:`~.compute.ComputeTime.recompute_fraction`): the GPU executes the recomputed
+    forward too, so a checkpointed micro-batch is bounded by its hardware FLOPs.
 
     >>> peak_floor_s(4.0, 6.0, 10.0, 60.0), peak_floor_s(6.0, 6.0, 10.0, 60.0)
     (1.0, 1.0)
