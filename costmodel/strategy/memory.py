@@ -527,11 +527,14 @@ def _ddp_buckets_bytes(params: float, grad_bytes: float) -> float:
     With ``gradient_as_bucket_view=False`` (PyTorch's default) each ``param.grad`` is a tensor
     of its own and the bucket a copy of it; ``gradient_as_bucket_view=True`` makes the grads
     views into the buckets, which removes the copy: the ddp layout's
-    ``gradient_as_bucket_view=True`` holds none (:func:`strategy_memory`). PyTorch's docs
-    (``torch.nn.parallel.DistributedDataParallel``, pytorch.org/docs/2.5, the
-    ``gradient_as_bucket_view`` argument): "When set to True, gradients will be views pointing
-    to different offsets of allreduce communication buckets. This can reduce peak memory
-    usage, where the saved memory size will be equal to the total gradients size." Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
+    ``gradient_as_bucket_view=True`` holds none (:func:`strategy_memory`). PyTorch's docs of the
+    argument (``torch.nn.parallel.DistributedDataParallel``,
+    pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html; the
+    argument since PyTorch 1.7, its text the same in the 2.x docstring of
+    torch/nn/parallel/distributed.py): "When set to ``True``, gradients will be views pointing
+    to different offsets of ``allreduce`` communication buckets. This can reduce peak memory
+    usage, where the saved memory size will be equal to the total gradients size." So the
+    saving is ``B`` itself. Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
     ``Linear(1024, 1024)`` model's ``_get_ddp_logging_data()["bucket_sizes"]`` sum to
     33,587,200 B, its 8,396,800 fp32 gradients' bytes (tests/test_qa_pass46.py checks it).
     So a DDP-wrapped process holds the copy on one rank too; the ``ddp`` layout on one rank is

@@ -1861,10 +1861,12 @@ def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     a tensor list).
 
     The same with ``gradient_as_bucket_view`` (:attr:`~.layout.Layout.bucket_view`): the step
-    prices no bucket copy of its own; the copy's time is inside this fitted per-tensor time
-    (:func:`costmodel.compute.ddp_step_overhead_s`, fitted on PyTorch's DDP benchmark at
-    torch's default, ``gradient_as_bucket_view=False``), which no data splits, so the view
-    changes the memory (:func:`.memory.strategy_memory`) and not the step time."""
+    prices no bucket copy of its own. PyTorch's docs say the view also "avoids the overhead of
+    copying between gradients and ``allreduce`` communication buckets"; that copy's time is
+    inside this fitted per-tensor time (:func:`costmodel.compute.ddp_step_overhead_s`, fitted
+    on PyTorch's DDP benchmark at torch's default, ``gradient_as_bucket_view=False``), and no
+    data here splits it off, so the view changes the memory (:func:`.memory.strategy_memory`)
+    and not the step time: a step with the view may run a little faster than priced."""
     if strategy != "ddp" or tensor_params is None:
         return 0.0
     from ..compute import ddp_step_overhead_s
