@@ -354,9 +354,8 @@ def _ddp_bucket_view(where: object, stage: int) -> bool:
         "gradient_as_bucket_view (DDP)",
         value=False,
         key="mem_bucket_view",
-        help="On: the gradients are views into DDP's all-reduce buckets, so DDP holds no "
-        "bucket copy of them (P x the gradient dtype's bytes less per GPU), as `costmodel "
-        "memory --gradient-as-bucket-view`; off is PyTorch's default",
+        help="On: gradients are views into DDP's buckets, no bucket copy (`costmodel memory "
+        "--gradient-as-bucket-view`). Off: PyTorch's default",
     )
 
 
