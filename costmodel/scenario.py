@@ -193,6 +193,11 @@ class Scenario(OneLineModel):
     reshard_after_forward: bool | None = Field(
         None, description="fsdp/hsdp: free gathered parameters after forward (default True)"
     )
+    gradient_as_bucket_view: bool | None = Field(
+        None,
+        description="ddp: gradients are views into DDP's buckets, no bucket copy held "
+        "(default False, PyTorch's)",
+    )
     param_dtype: Literal["bf16", "fp16", "fp8", "fp32"] = Field(
         "bf16", description="dtype parameters are all-gathered in (zero1/2, fsdp, hsdp)"
     )
@@ -583,6 +588,7 @@ class Scenario(OneLineModel):
             gpus_per_node=int(c.gpus_per_node),
             group_size=self.group_size,
             reshard_after_forward=self.reshard_after_forward,
+            gradient_as_bucket_view=self.gradient_as_bucket_view,
             param_dtype=self.param_dtype,
             grad_dtype=self.grad_dtype,
             bucket_cap_bytes=self.bucket_cap_bytes,
@@ -623,6 +629,7 @@ class Scenario(OneLineModel):
             "strategy": self.strategy_name,
             "group_size": self.group_size,
             "reshard_after_forward": self.reshard_after_forward,
+            "gradient_as_bucket_view": self.gradient_as_bucket_view,
             "param_dtype": self.param_dtype,
             "grad_dtype": self.grad_dtype,
             "bucket_cap_bytes": self.bucket_cap_bytes,
@@ -837,6 +844,10 @@ class Scenario(OneLineModel):
             data["group_size"] = None
         if kw.get("strategy") not in (None, "fsdp", "hsdp") and "reshard_after_forward" not in kw:
             data["reshard_after_forward"] = None
+        stage_off_ddp = "strategy" not in kw and str(kw.get("zero_stage", 0)) != "0"
+        off_ddp = kw.get("strategy") not in (None, "ddp") or stage_off_ddp
+        if off_ddp and "gradient_as_bucket_view" not in kw:
+            data["gradient_as_bucket_view"] = None
         if kw.get("arch") is not None and "params" not in kw:
             data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
@@ -1562,6 +1573,11 @@ class ScenarioResult(BaseModel):
         None,
         description="whether fsdp/hsdp free the gathered parameters after forward; None for "
         "a strategy without the option",
+    )
+    gradient_as_bucket_view: bool | None = Field(
+        None,
+        description="whether ddp's gradients are views into its buckets (no bucket copy); "
+        "None for a strategy without the option",
     )
     memory_parts_bytes: dict[str, float] = Field(description="per part, per GPU [B]")
     memory_total_bytes: float = Field(description="per GPU [B]")

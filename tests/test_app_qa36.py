@@ -22,12 +22,14 @@ SWITCHES = [
     ("page_ddp.py", "ddp_own_mfu", "Set the MFU (else the fitted efficiency)", {}),
     ("page_ddp.py", "ddp_no_sync", "no_sync on all but the last micro-batch", {}),
     ("page_ddp.py", "ddp_reshard", "reshard_after_forward", {"ddp_strategy": "fsdp"}),
+    ("page_ddp.py", "ddp_bucket_view", "gradient_as_bucket_view", {}),
     ("page_ddp.py", "ddp_flash", "FlashAttention", {"ddp_arch": "llama-3.1-8b"}),
     ("page_ddp.py", "ddp_pin", "Compare with a second configuration (B)", {}),
     ("page_memory.py", "shape_activations", "Add activations of a transformer shape", {}),
     ("page_memory.py", "activations", "Include activations", {"arch": "llama-3.1-8b"}),
     ("page_memory.py", "flash", "FlashAttention", {"arch": "llama-3.1-8b"}),
     ("page_memory.py", "mem_reshard", "reshard_after_forward", {"zero_stage": "3"}),
+    ("page_memory.py", "mem_bucket_view", "gradient_as_bucket_view", {}),
     ("page_memory.py", "mem_pin", "Compare with a second configuration (B)", {}),
 ]
 

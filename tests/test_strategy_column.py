@@ -53,7 +53,7 @@ def _json(*args: str) -> dict:
 
 
 def _ident(row: dict) -> dict:
-    """The four keys of a row, with a table's NaN (a null integer) read as None."""
+    """The five keys of a row, with a table's NaN (a null integer) read as None."""
     out = {}
     for k in LAYOUT_KEYS:
         v = row[k]
@@ -61,14 +61,14 @@ def _ident(row: dict) -> dict:
             v = None
         elif k == "group_size":
             v = int(v)
-        elif k == "reshard_after_forward":
+        elif k in ("reshard_after_forward", "gradient_as_bucket_view"):
             v = bool(v)
         out[k] = v
     return out
 
 
 def _expected(fields: dict) -> dict:
-    """What the four keys must say for a layout asked with ``fields`` on RANKS GPUs, worked
+    """What the five keys must say for a layout asked with ``fields`` on RANKS GPUs, worked
     out here from the rule, not read from the code under test."""
     st = fields["strategy"]
     group = fields.get("group_size", GPN) if st == "hsdp" else None
@@ -76,7 +76,16 @@ def _expected(fields: dict) -> dict:
     name = f"hsdp g={group}" if st == "hsdp" else st
     if reshard is False:
         name += " (no reshard)"
-    return {"strategy": st, "layout": name, "group_size": group, "reshard_after_forward": reshard}
+    view = fields.get("gradient_as_bucket_view", False) if st == "ddp" else None
+    if view:
+        name += " (bucket view)"
+    return {
+        "strategy": st,
+        "layout": name,
+        "group_size": group,
+        "reshard_after_forward": reshard,
+        "gradient_as_bucket_view": view,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +135,7 @@ def test_one_layout_reads_the_same_on_every_surface(key, all_sweep):
 
 
 def _check_rows(rows: list[dict]) -> None:
-    """Each row's four keys agree with each other: the name is the strategy's, its ``g`` is
+    """Each row's five keys agree with each other: the name is the strategy's, its ``g`` is
     ``group_size``, ``(no reshard)`` in it exactly where ``reshard_after_forward`` is False,
     and the options a strategy lacks are null."""
     assert rows
@@ -146,6 +155,11 @@ def _check_rows(rows: list[dict]) -> None:
             assert ("(no reshard)" in name) == (r["reshard_after_forward"] is False), r
         else:
             assert r["reshard_after_forward"] is None and "reshard" not in name, r
+        if st == "ddp":
+            assert r["gradient_as_bucket_view"] in (True, False), r
+            assert ("(bucket view)" in name) == r["gradient_as_bucket_view"], r
+        else:
+            assert r["gradient_as_bucket_view"] is None and "bucket view" not in name, r
 
 
 def test_every_strategy_all_row_names_its_layout_consistently():
@@ -184,13 +198,13 @@ def test_every_memory_row_names_its_layout_consistently():
     ],
     ids=["step-no-sharding", "step-sharded", "step-all", "memory-no-sharding", "memory-hsdp"],
 )
-def test_the_four_columns_are_always_there_side_by_side(frame):
-    """Every step and memory sweep, whatever its strategies, has the four columns next to
+def test_the_layout_columns_are_always_there_side_by_side(frame):
+    """Every step and memory sweep, whatever its strategies, has the layout columns next to
     each other (a grid without hsdp or fsdp: nulls), so two sweeps concatenate column by
     column."""
     cols = list(frame().columns)
     i = cols.index("strategy")
-    assert cols[i : i + 4] == list(LAYOUT_KEYS), cols
+    assert cols[i : i + len(LAYOUT_KEYS)] == list(LAYOUT_KEYS), cols
 
 
 def test_a_refused_step_row_still_names_its_layout():

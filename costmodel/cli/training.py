@@ -197,6 +197,14 @@ _ReshardOpt = Annotated[
         help="fsdp/hsdp: free gathered parameters after forward (default --reshard).",
     ),
 ]
+_BucketViewOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--gradient-as-bucket-view/--no-gradient-as-bucket-view",
+        help="ddp: gradients are views into DDP's all-reduce buckets, so no bucket copy of them "
+        "is held (PyTorch's gradient_as_bucket_view; default off, as PyTorch's).",
+    ),
+]
 _ParamDtypeOpt = Annotated[
     str, typer.Option(help="dtype parameters are all-gathered in: bf16, fp16, fp8, fp32.")
 ]
@@ -430,6 +438,7 @@ def memory(
         ),
     ] = None,
     reshard: _ReshardOpt = None,
+    bucket_view: _BucketViewOpt = None,
     activations: Annotated[
         str | None,
         typer.Option(
@@ -544,7 +553,7 @@ def memory(
     ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or default_ranks()
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
-        _check_memory_all(cluster, gpu_memory, group_size, reshard, zero)
+        _check_memory_all(cluster, gpu_memory, group_size, reshard, zero, bucket_view)
     zero = ZERO_STAGE["fsdp" if st == "all" else st]
     from ..models import MODELS, NCCL_TABLE
 
@@ -641,6 +650,7 @@ def memory(
         group_size=group_size,
         reshard_after_forward=reshard,
         gpus_per_node=gpn,
+        gradient_as_bucket_view=bucket_view,
         names=("--group-size", "--cluster"),
     )
     # the overheads the Memory page's expander takes, through the same stage_memory keywords
@@ -764,6 +774,7 @@ def memory(
                 arch=arch,
                 group_size=group_size,
                 reshard_after_forward=reshard,
+                gradient_as_bucket_view=bucket_view,
                 gpus_per_node=gpus_per_node,
                 **recipe_kw,
                 recipe=recipe,
@@ -840,6 +851,7 @@ def _check_memory_all(
     group_size: int | None,
     reshard: bool | None,
     zero: int | None,
+    bucket_view: bool | None = None,
 ) -> None:
     """``memory --strategy all``'s refusals: it is the memory sweep's ``strategy=all`` on the
     preset's node or a slice of it (hsdp's groups are those that fit it), so it needs
@@ -854,6 +866,7 @@ def _check_memory_all(
         ("--group-size", group_size),
         ("--reshard/--no-reshard", reshard),
         ("--zero-stage", zero or None),
+        ("--gradient-as-bucket-view", bucket_view),
     ):
         if value is not None:
             raise ValueError(
@@ -958,7 +971,7 @@ def _memory_all_out(
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
-    """The four keys naming the layout of :func:`~costmodel.strategy.memory.stage_memory`'s
+    """The five keys naming the layout of :func:`~costmodel.strategy.memory.stage_memory`'s
     keywords on ``ranks`` ranks (:meth:`costmodel.strategy.layout.Layout.identity`: hsdp's
     group by the Layout's own rule, --group-size, else one node; the resharding fsdp/hsdp do,
     given or the default)."""
@@ -1350,6 +1363,7 @@ def step(
     ] = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
+    bucket_view: _BucketViewOpt = None,
     param_dtype: Annotated[
         str | None,
         typer.Option(help="dtype parameters are all-gathered in: bf16 (default), fp16, fp8, fp32."),
@@ -1484,6 +1498,7 @@ def step(
             strategy=strategy,
             group_size=group_size,
             reshard=reshard,
+            bucket_view=bucket_view,
             param_dtype=param_dtype,
             grad_dtype=grad_dtype,
             contention=c_,
@@ -1531,6 +1546,7 @@ def step(
         "--param-dtype": param_dtype,
         "--group-size": group_size,
         "--reshard/--no-reshard": reshard,
+        "--gradient-as-bucket-view/--no-gradient-as-bucket-view": bucket_view,
         "--recipe": recipe,
         "--precision": precision,
         "--micro-batch": micro_batch,
@@ -1713,6 +1729,7 @@ def _step_on_cluster(
     reshard: bool | None,
     power_limit_w: float | None = None,
     assumed_cluster: bool = False,
+    bucket_view: bool | None = None,
     **kw: Any,
 ) -> None:
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all);
@@ -1796,6 +1813,11 @@ def _step_on_cluster(
                     f"{name}: --strategy all ranks every hsdp group that divides the ranks and "
                     "fsdp with and without resharding; give --strategy hsdp or fsdp for one"
                 )
+        if bucket_view is not None:
+            raise ValueError(
+                "--gradient-as-bucket-view/--no-gradient-as-bucket-view: --strategy all ranks "
+                "ddp at PyTorch's default (no bucket view); give --strategy ddp for the view"
+            )
         adv = advise(p, cluster=c, nodes=nodes, **common)
         _warn_unused_bucket([st_.layout.strategy for st_ in adv.steps], common["bucket_cap_bytes"])
         ranked = adv.rows()
@@ -1846,6 +1868,7 @@ def _step_on_cluster(
         strategy=st,
         group_size=group_size,
         reshard_after_forward=reshard,
+        gradient_as_bucket_view=bucket_view,
         **common,
     )
     s = strategy_step(p, **layout_kw)
@@ -1989,7 +2012,8 @@ def _step_record(
     ``step --json`` writes them for its step and ``step --strategy all --json`` for each
     strategy's row, so a script reading one reads the other and the sweep. The layout is
     named by the step's own (``strategy``, ``layout``, ``group_size``,
-    ``reshard_after_forward``: :meth:`~costmodel.strategy.layout.Layout.identity`), not by
+    ``reshard_after_forward``, ``gradient_as_bucket_view``:
+    :meth:`~costmodel.strategy.layout.Layout.identity`), not by
     the options typed. ``notes`` stays a list, as memory --json's (a sweep row joins them)."""
     from ..sweep.evaluate import step_columns
 
@@ -2553,6 +2577,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         ),
         group_size=o.get("group_size"),
         reshard_after_forward=o.get("reshard"),
+        gradient_as_bucket_view=o.get("bucket_view"),
         param_dtype="bf16" if o.get("param_dtype") is None else o["param_dtype"],
         grad_dtype=o.get("grad_dtype"),
         power_limit_w=o.get("power_limit_w"),
@@ -2589,6 +2614,7 @@ def scenario(
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
+    bucket_view: _BucketViewOpt = None,
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     precision: _PrecisionOpt = None,
@@ -3183,6 +3209,7 @@ def train(
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
+    bucket_view: _BucketViewOpt = None,
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     precision: _PrecisionOpt = None,

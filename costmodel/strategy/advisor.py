@@ -434,7 +434,8 @@ def advise(
 def check_ranked_keywords(step_kwargs: dict[str, Any], where: str = "advise_strategy") -> None:
     """ValueError naming the keyword when ``step_kwargs`` give what the advisor itself chooses
     for each layout it ranks: ``layout``, ``strategy``, ``group_size``,
-    ``reshard_after_forward`` (it ranks every layout; ``layout=`` replaced each one, ranking
+    ``reshard_after_forward``, ``gradient_as_bucket_view`` (it ranks every layout, ddp at
+    PyTorch's default; ``layout=`` replaced each one, ranking
     seven copies of it, and the others were dropped without a word) and ``timer`` (one per
     group size, over ``predictions``), as ``costmodel step --strategy all`` refuses
     ``--group-size``.
@@ -444,7 +445,13 @@ def check_ranked_keywords(step_kwargs: dict[str, Any], where: str = "advise_stra
     ...
     ValueError: strategy: advise_strategy ranks every layout it makes; name those to rank in `strategies` (e.g. ['fsdp', {'strategy': 'hsdp', 'group_size': 4}]), or price one layout with `strategy_step`
     """
-    for k in ("layout", "strategy", "group_size", "reshard_after_forward"):
+    for k in (
+        "layout",
+        "strategy",
+        "group_size",
+        "reshard_after_forward",
+        "gradient_as_bucket_view",
+    ):
         if step_kwargs.get(k) is not None:
             raise ValueError(
                 f"{k}: {where} ranks every layout it makes; name those to rank in "
@@ -885,6 +892,8 @@ def fit_suggestions(
             kw.pop("group_size", None)
         if kw.get("strategy") not in ("fsdp", "hsdp"):
             kw.pop("reshard_after_forward", None)
+        if kw.get("strategy") != "ddp":
+            kw.pop("gradient_as_bucket_view", None)
         return strategy_step(params, **kw)
 
     base = ev()

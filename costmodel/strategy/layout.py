@@ -250,6 +250,11 @@ class Layout(OneLineModel):
         description="fsdp/hsdp: free the gathered parameters after forward (default True: "
         "FULL_SHARD); False keeps them to backward (SHARD_GRAD_OP)",
     )
+    gradient_as_bucket_view: bool | None = Field(
+        None,
+        description="ddp: gradients are views into DDP's all-reduce buckets, so no bucket copy "
+        "of them is held (default False, PyTorch's gradient_as_bucket_view)",
+    )
     param_dtype: Literal["bf16", "fp16", "fp8", "fp32"] = Field(
         "bf16", description="dtype parameters are all-gathered in"
     )
@@ -317,6 +322,12 @@ class Layout(OneLineModel):
                 "reshard_after_forward: only fsdp and hsdp reshard parameters; strategy "
                 f"{self.strategy!r} has no such option (leave it unset)"
             )
+        if self.gradient_as_bucket_view is not None and self.strategy != "ddp":
+            raise ValueError(
+                "gradient_as_bucket_view: only ddp has gradient buckets to view (DDP's "
+                f"gradient_as_bucket_view); strategy {self.strategy!r} has no such option "
+                "(leave it unset)"
+            )
         if self.group_size is not None and self.strategy != "hsdp":
             raise ValueError(
                 f"group_size: only hsdp has a sharding group; strategy {self.strategy!r} has "
@@ -354,6 +365,12 @@ class Layout(OneLineModel):
     def reshards(self) -> bool:
         """Whether fsdp/hsdp free the gathered parameters after forward (default True)."""
         return self.strategy in ("fsdp", "hsdp") and self.reshard_after_forward is not False
+
+    @property
+    def bucket_view(self) -> bool:
+        """Whether ddp's gradients are views into its buckets (``gradient_as_bucket_view``;
+        default False, PyTorch's), so it holds no bucket copy of them; False off ddp."""
+        return self.strategy == "ddp" and self.gradient_as_bucket_view is True
 
     @property
     def zero_stage(self) -> int:
@@ -409,27 +426,31 @@ class Layout(OneLineModel):
 
     @property
     def name(self) -> str:
-        """A short label: ``fsdp``, ``fsdp (no reshard)``, ``hsdp g=8``."""
+        """A short label: ``fsdp``, ``fsdp (no reshard)``, ``hsdp g=8``, ``ddp (bucket view)``."""
         if self.strategy == "hsdp":
             base = f"hsdp g={self.shard_group}"
         else:
             base = self.strategy
         if self.strategy in ("fsdp", "hsdp") and not self.reshards:
             base += " (no reshard)"
+        if self.bucket_view:
+            base += " (bucket view)"
         return base
 
     def identity(self) -> dict[str, Any]:
-        """The four keys that name this layout on every surface (:data:`LAYOUT_KEYS`), each
+        """The five keys that name this layout on every surface (:data:`LAYOUT_KEYS`), each
         with one meaning: ``strategy`` the plain strategy (one of :data:`STRATEGIES`),
         ``layout`` its :attr:`name` (``hsdp g=8``, ``fsdp (no reshard)``), ``group_size``
         hsdp's sharding group (:attr:`shard_group`, the ``g`` of the name; None for another
-        strategy) and ``reshard_after_forward`` whether fsdp/hsdp free the gathered parameters
+        strategy), ``reshard_after_forward`` whether fsdp/hsdp free the gathered parameters
         after forward (:attr:`reshards`, True unless turned off; None for a strategy without
-        the option). Step and memory sweep rows and the ``--json`` of ``step``, ``memory``,
+        the option) and ``gradient_as_bucket_view`` whether ddp's gradients are views into its
+        buckets (:attr:`bucket_view`, False unless turned on; None for another strategy). Step
+        and memory sweep rows and the ``--json`` of ``step``, ``memory``,
         ``scenario`` and ``train`` write these, so one layout reads the same on each.
 
         >>> Layout(strategy="hsdp", ranks=64, group_size=8).identity()
-        {'strategy': 'hsdp', 'layout': 'hsdp g=8', 'group_size': 8, 'reshard_after_forward': True}
+        {'strategy': 'hsdp', 'layout': 'hsdp g=8', 'group_size': 8, 'reshard_after_forward': True, 'gradient_as_bucket_view': None}
         >>> Layout(strategy="fsdp", ranks=8, reshard_after_forward=False).identity()["layout"]
         'fsdp (no reshard)'
         >>> Layout(strategy="zero1", ranks=8).identity()["group_size"] is None
@@ -441,10 +462,17 @@ class Layout(OneLineModel):
             "layout": self.name,
             "group_size": int(self.shard_group) if self.strategy == "hsdp" else None,
             "reshard_after_forward": self.reshards if sharded else None,
+            "gradient_as_bucket_view": self.bucket_view if self.strategy == "ddp" else None,
         }
 
 
-LAYOUT_KEYS: tuple[str, ...] = ("strategy", "layout", "group_size", "reshard_after_forward")
+LAYOUT_KEYS: tuple[str, ...] = (
+    "strategy",
+    "layout",
+    "group_size",
+    "reshard_after_forward",
+    "gradient_as_bucket_view",
+)
 """The keys (and sweep columns, in this order) that name a layout: :meth:`Layout.identity`."""
 
 

@@ -6,7 +6,8 @@ while it communicates:
 
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's
-          default), from two ranks up (one rank: plain training, below)
+          default), from two ranks up (one rank: plain training, below); none with
+          ``gradient_as_bucket_view=True`` (the gradients are the buckets)
 zero1/2   DeepSpeed's contiguous gradient ("ipg") buffers, allocated whole: two (double
           buffered, as ``overlap_comm`` allocates them; one with ``overlap=False``) of the
           reduce bucket's elements (``reduce_bucket_size``, 5e8 by default) in the weights'
@@ -485,7 +486,8 @@ def _strategy_memory(
         buffers = _zero_buffers_bytes(elements, r.weight_bytes, overlap)
     elif lay.strategy == "ddp":
         # from two ranks up; one rank is plain training, no DDP wrapper (module docstring)
-        buffers = _ddp_buckets_bytes(p, grad_b) if lay.ranks > 1 else 0.0
+        # gradient_as_bucket_view: the gradients are views into the buckets, no copy
+        buffers = _ddp_buckets_bytes(p, grad_b) if lay.ranks > 1 and not lay.bucket_view else 0.0
     elif lay.shard_group == 1:
         # fsdp on one rank, an hsdp group of one GPU: FSDP2 all-gathers nothing but still
         # copies each unit into its unsharded buffer and its gradients into the reduce buffer
@@ -524,8 +526,15 @@ def _ddp_buckets_bytes(params: float, grad_bytes: float) -> float:
     tensor") whatever the world size: its buckets together hold every parameter's gradient.
     With ``gradient_as_bucket_view=False`` (PyTorch's default) each ``param.grad`` is a tensor
     of its own and the bucket a copy of it; ``gradient_as_bucket_view=True`` makes the grads
-    views into the buckets, which removes the copy (the layout has no such option: memory
-    counts the default). Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
+    views into the buckets, which removes the copy: the ddp layout's
+    ``gradient_as_bucket_view=True`` holds none (:func:`strategy_memory`). PyTorch's docs of the
+    argument (``torch.nn.parallel.DistributedDataParallel``,
+    pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html; the
+    argument since PyTorch 1.7, its text the same in the 2.x docstring of
+    torch/nn/parallel/distributed.py): "When set to ``True``, gradients will be views pointing
+    to different offsets of ``allreduce`` communication buckets. This can reduce peak memory
+    usage, where the saved memory size will be equal to the total gradients size." So the
+    saving is ``B`` itself. Measured on PyTorch 2.13 (CPU, gloo, world size 1): an 8 x
     ``Linear(1024, 1024)`` model's ``_get_ddp_logging_data()["bucket_sizes"]`` sum to
     33,587,200 B, its 8,396,800 fp32 gradients' bytes (tests/test_qa_pass46.py checks it).
     So a DDP-wrapped process holds the copy on one rank too; the ``ddp`` layout on one rank is
@@ -636,6 +645,7 @@ def stage_memory(
     group_size: int | None = None,
     reshard_after_forward: bool | None = None,
     gpus_per_node: int | None = None,
+    gradient_as_bucket_view: bool | None = None,
     **kw: Any,
 ) -> StrategyMemory:
     """Memory per GPU under a bare ZeRO stage on ``ranks`` data-parallel ranks [B]: the
@@ -647,7 +657,8 @@ def stage_memory(
     ``strategy`` names the layout where the stage alone does not (``"hsdp"``: ZeRO-3 inside a
     sharding group of ``group_size`` ranks, default one node of ``gpus_per_node`` GPUs, the
     Layout's own default where None); it must be a strategy of ``zero_stage``
-    (:data:`~.layout.ZERO_STAGE`). ``reshard_after_forward`` is fsdp/hsdp's (default True).
+    (:data:`~.layout.ZERO_STAGE`). ``reshard_after_forward`` is fsdp/hsdp's (default True),
+    ``gradient_as_bucket_view`` ddp's (default False: it holds the bucket copy).
     These are the :class:`~.layout.Layout` fields ``costmodel step --strategy`` sets, so
     ``costmodel memory --strategy hsdp --group-size 8`` and the step size one layout.
 
@@ -655,6 +666,8 @@ def stage_memory(
     126
     >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
     14
+    >>> stage_memory(0, 8, 7e9, gradient_as_bucket_view=True).buffers_bytes  # grads are buckets
+    0.0
     >>> m = stage_memory(3, 64, 7e9, strategy="hsdp", group_size=8)
     >>> m.strategy, m.layout_name, round(float(m.base.model_state_bytes) / 1e9)  # 16 P / 8
     ('hsdp', 'hsdp g=8', 14)
@@ -685,6 +698,7 @@ def stage_memory(
         ("group_size", group_size),
         ("reshard_after_forward", reshard_after_forward),
         ("gpus_per_node", gpus_per_node),
+        ("gradient_as_bucket_view", gradient_as_bucket_view),
     ):
         if value is not None:  # unset: the Layout's own default, as the step's
             fields[key] = value
@@ -698,6 +712,7 @@ def memory_layout(
     group_size: int | None = None,
     reshard_after_forward: bool | None = None,
     gpus_per_node: int | None = None,
+    gradient_as_bucket_view: bool | None = None,
     names: tuple[str, str] = ("group_size", "cluster"),
 ) -> dict[str, Any]:
     """The layout keywords of :func:`stage_memory` for ``strategy`` on ``ranks`` ranks: the one
@@ -712,7 +727,7 @@ def memory_layout(
     >>> memory_layout("hsdp", 64, group_size=8)["gpus_per_node"]
     8
     >>> memory_layout("zero1", 64)
-    {'strategy': 'zero1', 'group_size': None, 'reshard_after_forward': None, 'gpus_per_node': None}
+    {'strategy': 'zero1', 'group_size': None, 'reshard_after_forward': None, 'gpus_per_node': None, 'gradient_as_bucket_view': None}
     """
     from .layout import make_layout
 
@@ -735,6 +750,7 @@ def memory_layout(
         group_size=group_size,
         reshard_after_forward=reshard_after_forward,
         gpus_per_node=gpn,
+        gradient_as_bucket_view=gradient_as_bucket_view,
     )
     make_layout(ranks=int(ranks), **{k: v for k, v in out.items() if v is not None})
     return out
@@ -760,7 +776,8 @@ def stage_buffers_bytes(
     each distinct count is sized once for one rank and once above one (by :func:`stage_memory`
     itself: ZeRO-1/2's ipg buffers are the same on one rank, ddp holds no bucket copy there
     (plain training) and fsdp one gathered unit less, :func:`_fsdp_one_rank_bytes`). ``layout``: :func:`stage_memory`'s layout keywords
-    (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``), valid at
+    (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``,
+    ``gradient_as_bucket_view``), valid at
     every rank count of ``ranks`` (:func:`memory_layout`).
 
     >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]

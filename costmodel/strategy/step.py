@@ -294,7 +294,8 @@ class StrategyStep:
     def as_dict(self) -> dict[str, Any]:
         """Scalar figures by name (no timeline), JSON-ready. The layout is named by
         :meth:`~.layout.Layout.identity`'s keys (``strategy`` the plain strategy, ``layout``
-        its name, ``hsdp g=8``, ``group_size``, ``reshard_after_forward``), as every sweep row
+        its name, ``hsdp g=8``, ``group_size``, ``reshard_after_forward``,
+        ``gradient_as_bucket_view``), as every sweep row
         and ``--json`` names it; ``layout_fields`` holds every field of the Layout
         (:meth:`~.layout.Layout.as_dict`: dtypes, the bucket applied, the contention)."""
         lo, hi = self.step_time_band_s
@@ -721,6 +722,7 @@ def _prepare_step(
     strategy: str = "ddp",
     group_size: int | None = None,
     reshard_after_forward: bool | None = None,
+    gradient_as_bucket_view: bool | None = None,
     param_dtype: str = "bf16",
     grad_dtype: str | None = None,
     bucket_cap_bytes: int | None = None,
@@ -769,8 +771,9 @@ def _prepare_step(
         A cluster preset (or :class:`~costmodel.hardware.Cluster`) and its size.
     layout
         A :class:`~.layout.Layout`; otherwise built from ``strategy``, ``group_size``,
-        ``reshard_after_forward``, ``param_dtype``, ``grad_dtype``, ``bucket_cap_bytes`` and
-        ``comm_contention`` (default :data:`~.layout.DEFAULT_COMM_CONTENTION`);
+        ``reshard_after_forward``, ``gradient_as_bucket_view``, ``param_dtype``,
+        ``grad_dtype``, ``bucket_cap_bytes`` and ``comm_contention`` (default
+        :data:`~.layout.DEFAULT_COMM_CONTENTION`);
         ``bucket_cap_bytes`` None is the strategy's own bucket (:meth:`~.layout.Layout.bucket_cap`:
         ddp 25 MiB, zero1/zero2 DeepSpeed's 5e8 elements).
     recipe, micro_batch, sequence_length, accumulation, no_sync
@@ -834,6 +837,7 @@ def _prepare_step(
         strategy=strategy,
         group_size=group_size,
         reshard_after_forward=reshard_after_forward,
+        gradient_as_bucket_view=gradient_as_bucket_view,
         param_dtype=param_dtype,
         grad_dtype=grad_dtype,
         bucket_cap_bytes=bucket_cap_bytes,
@@ -910,6 +914,7 @@ def _resolve(
     strategy: str,
     group_size: int | None,
     reshard_after_forward: bool | None,
+    gradient_as_bucket_view: bool | None,
     param_dtype: str,
     grad_dtype: str | None,
     bucket_cap_bytes: int | None,
@@ -924,6 +929,9 @@ def _resolve(
     from .._checks import flag
 
     reshard_after_forward = flag("reshard_after_forward", reshard_after_forward, allow_none=True)
+    gradient_as_bucket_view = flag(
+        "gradient_as_bucket_view", gradient_as_bucket_view, allow_none=True
+    )
     if flags is not None:
         from ..architecture import load_arch
 
@@ -979,6 +987,7 @@ def _resolve(
             "gpus_per_node": int(c.gpus_per_node),
             "group_size": group_size,
             "reshard_after_forward": reshard_after_forward,
+            "gradient_as_bucket_view": gradient_as_bucket_view,
             "param_dtype": param_dtype,
             "grad_dtype": grad_dtype,
         }
@@ -1530,6 +1539,7 @@ LAYOUT_OPTIONS = (
     "strategy",
     "group_size",
     "reshard_after_forward",
+    "gradient_as_bucket_view",
     "param_dtype",
     "grad_dtype",
     "bucket_cap_bytes",
@@ -1558,6 +1568,7 @@ def check_layout_options(kwargs: dict[str, Any]) -> None:
     runs = {
         "group_size": layout.shard_group if layout.strategy == "hsdp" else None,
         "reshard_after_forward": layout.reshards if layout.strategy in ("fsdp", "hsdp") else None,
+        "gradient_as_bucket_view": layout.bucket_view if layout.strategy == "ddp" else None,
     }
     for k in LAYOUT_OPTIONS:
         v = kwargs.get(k)
@@ -1664,6 +1675,7 @@ _SETUP_ARGS = tuple(
     for k in inspect.signature(_prepare_step).parameters
     if k not in ("cluster", "nodes", "gpus_per_node", "layout", "timer", "power_limit_w")
     and k not in ("strategy", "group_size", "reshard_after_forward", "param_dtype")
+    and k != "gradient_as_bucket_view"
     and k not in ("grad_dtype", "bucket_cap_bytes", "comm_contention", "params")
 )
 
@@ -1691,6 +1703,7 @@ def _prepare_column(calls: list[dict[str, Any]]) -> list[_Prepared]:
             strategy=a["strategy"],
             group_size=a["group_size"],
             reshard_after_forward=a["reshard_after_forward"],
+            gradient_as_bucket_view=a["gradient_as_bucket_view"],
             param_dtype=a["param_dtype"],
             grad_dtype=a["grad_dtype"],
             bucket_cap_bytes=a["bucket_cap_bytes"],
@@ -1968,7 +1981,15 @@ def _arch_tensors(a: Any) -> tuple[float, ...]:
 
 def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     """DDP's per-step host overhead of a tensor list [s] (0 for other strategies or without
-    a tensor list)."""
+    a tensor list).
+
+    The same with ``gradient_as_bucket_view`` (:attr:`~.layout.Layout.bucket_view`): the step
+    prices no bucket copy of its own. PyTorch's docs say the view also "avoids the overhead of
+    copying between gradients and ``allreduce`` communication buckets"; that copy's time is
+    inside this fitted per-tensor time (:func:`costmodel.compute.ddp_step_overhead_s`, fitted
+    on PyTorch's DDP benchmark at torch's default, ``gradient_as_bucket_view=False``), and no
+    data here splits it off, so the view changes the memory (:func:`.memory.strategy_memory`)
+    and not the step time: a step with the view may run a little faster than priced."""
     if strategy != "ddp" or tensor_params is None:
         return 0.0
     from ..compute import ddp_step_overhead_s

@@ -743,7 +743,8 @@ def memory_layout_of(
     cat: dict[str, Any], ranks: int, get_cluster: Any = None, *, node_assumed: bool = False
 ) -> dict[str, Any]:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
-    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
+    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size``, ``reshard_after_forward`` and
+    ``gradient_as_bucket_view``,
     with the preset's node (or ``cat``'s ``gpus_per_node``, a slice of it) as hsdp's default
     group (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
     --strategy`` and ``--gpus-per-node``). ``node_assumed``: the ranks are the default ones
@@ -765,6 +766,7 @@ def memory_layout_of(
         group_size=None if group is None else int(group),
         reshard_after_forward=cat.get("reshard_after_forward"),
         gpus_per_node=gpn,
+        gradient_as_bucket_view=cat.get("gradient_as_bucket_view"),
         names=("group_size", "preset"),
     )
 
@@ -800,12 +802,13 @@ def _layout_columns(
     cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any, node_assumed: bool = False
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
-    block: ``zero_stage``, then the layout's four keys (:data:`~costmodel.strategy.layout.
+    block: ``zero_stage``, then the layout's five keys (:data:`~costmodel.strategy.layout.
     LAYOUT_KEYS`, :meth:`~costmodel.strategy.layout.Layout.identity`, as a step sweep row and
     ``costmodel memory --json`` write them): ``strategy`` (``hsdp``), ``layout`` (the step's
     name, ``hsdp g=8``), ``group_size`` (hsdp's group; null for another strategy) and
     ``reshard_after_forward`` (whether fsdp/hsdp free the gathered parameters after forward;
-    null for another strategy), in every row of every grid, so every chunk has the same
+    null for another strategy) and ``gradient_as_bucket_view`` (whether ddp's gradients are
+    views into its buckets; null for another strategy), in every row of every grid, so every chunk has the same
     columns in the same order and types. The group of a row is the
     :class:`~costmodel.strategy.layout.Layout`'s (one per distinct rank count); the buffers
     do not depend on the rank count, so one row's keywords size them for every row."""
@@ -826,6 +829,7 @@ def _layout_columns(
     names, codes = [lay.name for lay in lays], inverse.astype(np.int32)
     first = lays[0].identity()  # strategy and resharding are the block's, not the row's
     reshard = first["reshard_after_forward"]
+    view = first["gradient_as_bucket_view"]
     cols: dict[str, Any] = {
         "zero_stage": ZERO_STAGE[cat["strategy"]],
         "strategy": first["strategy"],
@@ -833,6 +837,9 @@ def _layout_columns(
         "group_size": group if first["group_size"] is not None else pa.nulls(n, pa.int64()),
         "reshard_after_forward": (
             pa.nulls(n, pa.bool_()) if reshard is None else pa.array(np.full(n, bool(reshard)))
+        ),
+        "gradient_as_bucket_view": (
+            pa.nulls(n, pa.bool_()) if view is None else pa.array(np.full(n, bool(view)))
         ),
     }
     return cols, group, kws[0]
@@ -1154,7 +1161,7 @@ took 199 ms instead of 168)."""
 
 
 #: a step's layout keywords among :func:`step_keywords`' (the rest is the job's)
-_LAYOUT_KEYWORDS = ("strategy", "group_size", "reshard_after_forward")
+_LAYOUT_KEYWORDS = ("strategy", "group_size", "reshard_after_forward", "gradient_as_bucket_view")
 
 
 def _step_rows(
@@ -1363,10 +1370,11 @@ def _layout_id_columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The columns that name each step row's layout (:data:`~costmodel.strategy.layout.
     LAYOUT_KEYS`, :meth:`~costmodel.strategy.layout.Layout.identity`), in a named sweep and
     in ``strategy=all`` alike: ``strategy`` (the plain strategy, ``hsdp``), ``layout`` (its
-    name, ``hsdp g=8``), ``group_size`` (hsdp's sharding group, null for another strategy)
-    and ``reshard_after_forward`` (whether fsdp/hsdp free the gathered parameters after
-    forward; null for a strategy without the option); the same columns, in the same order
-    and types, in every block, so every chunk agrees."""
+    name, ``hsdp g=8``), ``group_size`` (hsdp's sharding group, null for another
+    strategy), ``reshard_after_forward`` (whether fsdp/hsdp free the gathered parameters
+    after forward; null for a strategy without the option) and ``gradient_as_bucket_view``
+    (whether ddp's gradients are views into its buckets; null off ddp); the same columns, in
+    the same order and types, in every block, so every chunk agrees."""
     import pyarrow as pa
 
     return {
@@ -1375,6 +1383,9 @@ def _layout_id_columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "group_size": pa.array([r["group_size"] for r in rows], type=pa.int64()),
         "reshard_after_forward": pa.array(
             [r["reshard_after_forward"] for r in rows], type=pa.bool_()
+        ),
+        "gradient_as_bucket_view": pa.array(
+            [r["gradient_as_bucket_view"] for r in rows], type=pa.bool_()
         ),
     }
 
@@ -1585,15 +1596,21 @@ def _failed_step_row(
 
     defaults = inspect.signature(step_keywords).parameters
     group, reshard = kw.get("group_size"), cat.get("reshard_after_forward")
+    view = cat.get("gradient_as_bucket_view")
     row: dict[str, Any] = {  # the layout as asked, where its cluster and fields make one
         "strategy": cat["strategy"],
         "layout": None,
         "group_size": None if group is None else int(group),
         "reshard_after_forward": reshard,
+        "gradient_as_bucket_view": view,
     }
     if cluster is not None:
         try:
-            fields = {"group_size": row["group_size"], "reshard_after_forward": reshard}
+            fields = {
+                "group_size": row["group_size"],
+                "reshard_after_forward": reshard,
+                "gradient_as_bucket_view": view,
+            }
             row.update(
                 make_layout(
                     strategy=cat["strategy"],
@@ -1641,6 +1658,7 @@ STEP_COLUMNS = (
     "layout",
     "group_size",
     "reshard_after_forward",
+    "gradient_as_bucket_view",
     "ranks",
     "micro_batch",
     "sequence_length",
@@ -1670,9 +1688,11 @@ STEP_COLUMNS = (
 ``efficiency`` is the scaling efficiency, ``one_gpu_step_s / step_time_s``
 (:func:`costmodel.strategy.step.scaling_efficiency`: 1 on one GPU); ``compute_share`` is
 ``compute_s / step_time_s``, the compute's share of the step.
-``strategy``, ``layout``, ``group_size`` and ``reshard_after_forward`` name the layout the
-step ran (:meth:`costmodel.strategy.layout.Layout.identity`: the plain strategy, ``hsdp``; its
-name, ``hsdp g=8``; hsdp's group, else null; whether fsdp/hsdp reshard, else null), in every
+``strategy``, ``layout``, ``group_size``, ``reshard_after_forward`` and
+``gradient_as_bucket_view`` name the layout the step ran
+(:meth:`costmodel.strategy.layout.Layout.identity`: the plain strategy, ``hsdp``; its name,
+``hsdp g=8``; hsdp's group, else null; whether fsdp/hsdp reshard, else null; whether ddp's
+gradients are views into its buckets, else null), in every
 step sweep and ``--json``; ``fits`` says whether the memory per GPU fits
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
@@ -1741,6 +1761,7 @@ def step_keywords(
         "strategy": cat["strategy"],
         "group_size": None if group_size is None else int(group_size),
         "reshard_after_forward": cat.get("reshard_after_forward"),
+        "gradient_as_bucket_view": cat.get("gradient_as_bucket_view"),
         "param_dtype": cat.get("param_dtype", "bf16"),
         "grad_dtype": cat.get("grad_dtype"),
         "precision": cat.get("precision"),  # None: the recipe's, as costmodel step
@@ -1817,7 +1838,7 @@ def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, An
     ``notes`` is the step's notes, :func:`join_notes` (the JSON keeps the list)."""
     from ..strategy.band import band_note
 
-    d = s.as_dict()  # strategy, layout, group_size, reshard_after_forward: Layout.identity
+    d = s.as_dict()  # strategy, layout, group_size, reshard_after_forward, ...: identity
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
     d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
     d["notes"] = join_notes(d["notes"])  # what the answer leaves out (mixture-of-experts)

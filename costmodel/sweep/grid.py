@@ -201,6 +201,14 @@ _RESHARD = Axis(
     column="reshard_after_forward",
     aliases=("reshard",),
 )
+# ddp's gradient_as_bucket_view (costmodel memory/step --gradient-as-bucket-view)
+_BUCKET_VIEW = Axis(
+    "gradient_as_bucket_view",
+    _parse_bool,
+    False,
+    column="gradient_as_bucket_view",
+    aliases=("bucket_view",),
+)
 _GROUP_SIZE = Axis(
     "group_size",
     _parse_int,
@@ -258,6 +266,7 @@ AXES: dict[str, dict[str, Axis]] = {
             _STRATEGY,
             _GROUP_SIZE,
             _RESHARD,
+            _BUCKET_VIEW,
             # a named architecture (costmodel memory --arch) and what sizes its activations,
             # spelled as the step sweep spells them
             _ARCH,
@@ -315,6 +324,7 @@ AXES: dict[str, dict[str, Axis]] = {
             _LOSS,
             _FLASH,  # costmodel step --flash/--no-flash, as the memory sweep takes it
             _RESHARD,
+            _BUCKET_VIEW,
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
             # the matmuls' compute precision (costmodel step --precision): bf16 or fp8
@@ -1255,6 +1265,11 @@ def _check_strategy_options(a: dict[str, list[Any]], *, all_layouts: bool = Fals
     strategies chosen (ddp when none). ``all_layouts`` (a step sweep): ``strategy=all`` stays
     ``["all"]``, every layout ``step --strategy all`` ranks (:func:`_all_layout_combos`)."""
     if all_layouts and a.get("strategy") == ["all"]:
+        if "gradient_as_bucket_view" in a:
+            raise ValueError(
+                "gradient_as_bucket_view: strategy=all ranks ddp at PyTorch's default (no "
+                "bucket view); to sweep it, name the strategy (strategy=ddp)"
+            )
         for name in ("group_size", "reshard_after_forward"):
             if name in a:
                 raise ValueError(
@@ -1275,6 +1290,11 @@ def _check_strategy_options(a: dict[str, list[Any]], *, all_layouts: bool = Fals
         raise ValueError(
             "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
             "or hsdp (sweep the other strategies separately)"
+        )
+    if "gradient_as_bucket_view" in a and any(x != "ddp" for x in chosen):
+        raise ValueError(
+            "gradient_as_bucket_view: only ddp has gradient buckets to view; set strategy=ddp "
+            "(sweep the other strategies separately)"
         )
     return chosen
 
@@ -1314,6 +1334,12 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
                         "give strategy or zero_stage, not both unless they agree (a strategy "
                         "names its stage: ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
                     )
+    if "strategy" not in a and "gradient_as_bucket_view" in a:
+        if any(int(z) != 0 for z in a.get("zero_stage", [0])):
+            raise ValueError(
+                "gradient_as_bucket_view: only ddp (zero_stage 0) has gradient buckets to "
+                "view; set zero_stage=0 or strategy=ddp (sweep the other stages separately)"
+            )
     if "strategy" not in a and {"group_size", "reshard_after_forward"} & set(a):
         name = "group_size" if "group_size" in a else "reshard_after_forward"
         raise ValueError(
@@ -1764,6 +1790,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "strategy": strategies,
             "group_size": a.get("group_size", [None]),  # None: one node of the preset
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
+            "gradient_as_bucket_view": a.get("gradient_as_bucket_view", [None]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
             "loss": a.get("loss", ["fp32"]),
             "flash_attention": a.get("flash_attention", [True]),
@@ -1793,6 +1820,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             # None: not set (FlashAttention, as costmodel step; no column for it)
             "flash_attention": a.get("flash_attention", [None]),
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
+            "gradient_as_bucket_view": a.get("gradient_as_bucket_view", [None]),
             "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
             "precision": a.get("precision", [None]),  # None: the recipe's (fp8 for fp8-mixed)

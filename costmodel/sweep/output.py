@@ -71,7 +71,8 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-#: The sweeps' boolean columns (their layout's ``reshard_after_forward``, a step's ``no_sync``
+#: The sweeps' boolean columns (their layout's ``reshard_after_forward`` and
+#: ``gradient_as_bucket_view``, a step's ``no_sync``
 #: and ``fits``, a band's ``band_extrapolated``, a collective launch's ``nvls`` (null: the
 #: preset's) and ``collnet``): a CSV keeps no type for a column with no value
 #: in any row (``reshard_after_forward`` of a zero1 sweep, null off fsdp/hsdp), so
@@ -79,6 +80,7 @@ def _is_folder(path: Path) -> bool:
 #: Parquet file and the DataFrame hold it (any other empty column is a number's: NaN).
 BOOLEAN_COLUMNS = (
     "reshard_after_forward",
+    "gradient_as_bucket_view",
     "no_sync",
     "fits",
     "band_extrapolated",

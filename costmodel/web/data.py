@@ -153,12 +153,18 @@ def activations_for(kind: str, *args) -> float:
     return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
 
 
-def stage_layout(stage: int, ranks: int, layout3: tuple | None = None) -> dict:
+def stage_layout(
+    stage: int, ranks: int, layout3: tuple | None = None, bucket_view: bool = False
+) -> dict:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of the Memory page's
     ``stage`` on ``ranks`` ranks: ``layout3`` = (strategy, hsdp group or None, reshard after
     forward) is ZeRO-3's layout (fsdp or hsdp), as ``costmodel memory --strategy --group-size
     --reshard/--no-reshard`` takes it (:func:`costmodel.strategy.memory.memory_layout`, one
-    rule); the other stages (and stage 3 without one) are their strategies' defaults."""
+    rule); ``bucket_view`` is ZeRO-0's (ddp's ``gradient_as_bucket_view``, ``costmodel
+    memory --gradient-as-bucket-view``); the other stages (and stage 3 without one) are their
+    strategies' defaults."""
+    if stage == 0 and bucket_view:
+        return {"gradient_as_bucket_view": True}
     if stage != 3 or layout3 is None:
         return {}
     from costmodel.strategy.memory import memory_layout
@@ -175,7 +181,12 @@ def stage_layout(stage: int, ranks: int, layout3: tuple | None = None) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def memory_by_stage(
-    params: float, ranks: int, arch: object = None, layout3: tuple | None = None, **kw
+    params: float,
+    ranks: int,
+    arch: object = None,
+    layout3: tuple | None = None,
+    bucket_view: bool = False,
+    **kw,
 ) -> tuple[pd.DataFrame, dict[int, float], dict[int, float]]:
     """Memory per GPU, part by part, at every ZeRO stage (long format), the totals and the
     lesson's totals (state + activations, no communication buffers) [B].
@@ -183,13 +194,14 @@ def memory_by_stage(
     Each stage is the layout ``costmodel step`` prices for it
     (:func:`costmodel.strategy.memory.stage_memory`), as ``costmodel memory`` sizes it: DDP's
     bucket copy, ZeRO-1/2's gradient (ipg) buffers and FSDP's gathered units are parts of the bar. ZeRO-3 is
-    ``layout3``'s fsdp or hsdp (:func:`stage_layout`).
+    ``layout3``'s fsdp or hsdp, ZeRO-0 ddp with ``bucket_view``'s gradient_as_bucket_view
+    (:func:`stage_layout`).
     """
     from costmodel.strategy.memory import stage_memory
 
     rows, totals, lesson = [], {}, {}
     for stage in memory.ZERO_STAGES:
-        lkw = stage_layout(stage, ranks, layout3)
+        lkw = stage_layout(stage, ranks, layout3, bucket_view)
         p = None if arch is not None else params
         sm = stage_memory(stage, ranks, p, arch=arch, **lkw, **kw)
         totals[stage] = float(sm.total_bytes)
@@ -203,12 +215,18 @@ def memory_by_stage(
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def max_params(
-    capacity_bytes: float, stage: int, ranks: int, layout3: tuple | None = None, **kw
+    capacity_bytes: float,
+    stage: int,
+    ranks: int,
+    layout3: tuple | None = None,
+    bucket_view: bool = False,
+    **kw,
 ) -> float:
-    """Cached :func:`costmodel.strategy.memory.stage_max_params` [-] (ZeRO-3 as ``layout3``)."""
+    """Cached :func:`costmodel.strategy.memory.stage_max_params` [-] (ZeRO-3 as ``layout3``,
+    ZeRO-0 with ``bucket_view``: :func:`stage_layout`)."""
     from costmodel.strategy.memory import stage_max_params
 
-    lkw = stage_layout(stage, ranks, layout3)
+    lkw = stage_layout(stage, ranks, layout3, bucket_view)
     return float(stage_max_params(capacity_bytes, stage, ranks, **lkw, **kw))
 
 
@@ -218,6 +236,7 @@ def ranks_needed(
     capacity_bytes: float,
     arch: object = None,
     layout3: tuple | None = None,
+    bucket_view: bool = False,
     **kw,
 ) -> pd.DataFrame:
     """Fewest ranks per ZeRO stage (:func:`costmodel.strategy.memory.stage_min_ranks`, the
@@ -231,6 +250,8 @@ def ranks_needed(
         lkw: dict = {}
         if stage == 3 and layout3 is not None:
             lkw = {"strategy": layout3[0], "reshard_after_forward": layout3[2]}
+        elif stage == 0 and bucket_view:
+            lkw = {"gradient_as_bucket_view": True}
         try:
             if lkw.get("strategy") == "hsdp":
                 raise ValueError(hsdp_ranks_note(layout3[1], "HSDP group [GPUs]"))  # type: ignore[index]

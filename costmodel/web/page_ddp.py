@@ -329,7 +329,7 @@ def _inputs() -> dict:
         "fsdp: per-block all-gathers and reduce-scatters (ZeRO-3); hsdp: fsdp inside a group, "
         "all-reduce across groups",
     )
-    group_size, reshard = None, None
+    group_size, reshard, bucket_view = None, None, None
     if strategy == "hsdp":
         # empty: one node of the cluster, the default of strategy_step, the CLI and the sweep
         group_size = bound_number(
@@ -353,6 +353,19 @@ def _inputs() -> dict:
             "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
             value=True,
             key="ddp_reshard",
+        )
+    if strategy == "ddp":
+        # ddp's own option (Layout.gradient_as_bucket_view): no bucket copy of the gradients
+        bucket_view = bound_switch(
+            st,
+            "checkbox",
+            "gradient_as_bucket_view (DDP: no bucket copy of the gradients)",
+            value=False,
+            key="ddp_bucket_view",
+            help="On: the gradients are views into DDP's all-reduce buckets, so the memory "
+            "holds no bucket copy of them (P x the gradient dtype's bytes less per GPU; the "
+            "step time is the same), as `costmodel step --gradient-as-bucket-view`; off is "
+            "PyTorch's default",
         )
     row = st.columns(4)
     power = bound_number(
@@ -453,6 +466,7 @@ def _inputs() -> dict:
         "strategy": strategy,
         "group_size": None if group_size is None else int(group_size),
         "reshard_after_forward": reshard,
+        "gradient_as_bucket_view": bucket_view,
         "comm_contention": float(contention),
         "power_limit_w": None if power is None else float(power),
         "precision": precision,
@@ -545,6 +559,8 @@ def _pinned(inp: dict) -> dict | None:
             changes["group_size"] = None
         if strat_b not in ("fsdp", "hsdp"):
             changes["reshard_after_forward"] = None
+        if strat_b != "ddp":
+            changes["gradient_as_bucket_view"] = None
     if group_text.strip():
         g = whole_from_text(group_text, B_BOX_LABELS["group_size"], "group_size")
         if g is None:

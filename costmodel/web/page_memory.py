@@ -117,6 +117,7 @@ def _inputs() -> dict:
     )
     gpu = gpu_choice(c2)
     layout3 = _zero3_layout(c3, stage)
+    bucket_view = _ddp_bucket_view(c3, stage)
     shape = _count_shape(params) if a is None else None
     if a is None:
         # a bare count: the model state alone by default, as `costmodel memory --params` and
@@ -287,6 +288,7 @@ def _inputs() -> dict:
         "ranks": ranks,
         "stage": stage,
         "layout3": layout3,
+        "bucket_view": bucket_view,
         "gpu": gpu,
         "activation": activation,
         "context": parse_input(CONTEXT_BOX, context_bytes, ctx_text),
@@ -339,13 +341,31 @@ def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | N
     return strategy, group, bool(reshard)
 
 
+def _ddp_bucket_view(where: object, stage: int) -> bool:
+    """DDP's ``gradient_as_bucket_view``, as ``costmodel memory --gradient-as-bucket-view``
+    takes it: the gradients are views into DDP's all-reduce buckets, so ZeRO-0 (ddp) holds no
+    bucket copy of them. Shown at stage 0 only (False above it: the option is ddp's, and the
+    other stages' bars are as before); off by default, as PyTorch's."""
+    if stage != 0:
+        return False
+    return bound_switch(
+        where,
+        "checkbox",
+        "gradient_as_bucket_view (DDP)",
+        value=False,
+        key="mem_bucket_view",
+        help="On: gradients are views into DDP's buckets, no bucket copy (`costmodel memory "
+        "--gradient-as-bucket-view`). Off: PyTorch's default",
+    )
+
+
 def _layout_name(inp: dict) -> str:
     """The layout the selected stage is sized as, in the step's words (``hsdp g=8``,
     ``fsdp (no reshard)``, ``zero1``): :attr:`costmodel.strategy.layout.Layout.name`."""
     from costmodel.strategy.layout import make_layout
 
     stage, ranks = inp["stage"], int(inp["ranks"])
-    kw = data.stage_layout(stage, ranks, inp.get("layout3"))
+    kw = data.stage_layout(stage, ranks, inp.get("layout3"), inp.get("bucket_view", False))
     fields = {k: v for k, v in kw.items() if v is not None}
     fields.setdefault("strategy", STRATEGY_OF_STAGE[stage])
     return make_layout(ranks=ranks, **fields).name
@@ -553,7 +573,12 @@ def _figures(inp: dict) -> dict:
     }
     lay = inp.get("layout3")
     parts, totals, _ = data.memory_by_stage(
-        inp["params"], int(inp["ranks"]), _arch(inp), layout3=lay, **kw
+        inp["params"],
+        int(inp["ranks"]),
+        _arch(inp),
+        layout3=lay,
+        bucket_view=inp.get("bucket_view", False),
+        **kw,
     )
     stage = inp["stage"]
     return {
@@ -561,7 +586,14 @@ def _figures(inp: dict) -> dict:
         "total": totals[stage],
         "capacity": capacity,
         "gpu": name,
-        "largest": data.max_params(capacity, stage, int(inp["ranks"]), layout3=lay, **kw),
+        "largest": data.max_params(
+            capacity,
+            stage,
+            int(inp["ranks"]),
+            layout3=lay,
+            bucket_view=inp.get("bucket_view", False),
+            **kw,
+        ),
     }
 
 
@@ -741,7 +773,12 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
 
     def zero3(layout: tuple, extra: dict) -> float:
         t = data.memory_by_stage(
-            inp["params"], ranks, _arch(inp), layout3=layout, **{**kw, **extra}
+            inp["params"],
+            ranks,
+            _arch(inp),
+            layout3=layout,
+            bucket_view=inp.get("bucket_view", False),
+            **{**kw, **extra},
         )[1]
         return t[3]
 
@@ -759,6 +796,7 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
                 ranks,
                 _arch(inp),
                 layout3=inp.get("layout3"),
+                bucket_view=inp.get("bucket_view", False),
                 **{**kw, "activations_bytes": a_rc},
             )[1]
             if t[stage] <= capacity:
@@ -790,7 +828,12 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         changes += both_alt
     # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
     needed = data.ranks_needed(
-        inp["params"], capacity, _arch(inp), layout3=inp.get("layout3"), **kw
+        inp["params"],
+        capacity,
+        _arch(inp),
+        layout3=inp.get("layout3"),
+        bucket_view=inp.get("bucket_view", False),
+        **kw,
     )
     col = needed.loc[needed["ZeRO stage"] == stage, "ranks needed"]
     n = None if col.isna().iloc[0] else int(col.iloc[0])
@@ -856,7 +899,12 @@ def render() -> None:
     with section("Memory", _LAYOUT_BOXES):
         lay = inp["layout3"]
         parts, totals, lesson = data.memory_by_stage(
-            inp["params"], int(inp["ranks"]), _arch(inp), layout3=lay, **kw
+            inp["params"],
+            int(inp["ranks"]),
+            _arch(inp),
+            layout3=lay,
+            bucket_view=inp.get("bucket_view", False),
+            **kw,
         )
         stage = inp["stage"]
         total = totals[stage]
@@ -876,6 +924,9 @@ def render() -> None:
                 "no communication buffer (one rank is plain training: nothing to reduce, no "
                 "DDP buckets)."
                 if int(inp["ranks"]) == 1 and stage == 0
+                else "no bucket copy of the gradients (gradient_as_bucket_view: they are "
+                "views into DDP's buckets)."
+                if stage == 0 and inp.get("bucket_view")
                 else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}"
                 # DeepSpeed's ipg buffers and FSDP2's unit copies are allocated whatever the
                 # world size (costmodel.strategy.memory)
@@ -901,7 +952,14 @@ def render() -> None:
             else f"{format_bytes(total - capacity)} over",  # the CLI's "no (1.3 TB over)"
             delta_color="normal" if total <= capacity else "inverse",  # red either way
         )
-        largest = data.max_params(capacity, stage, int(inp["ranks"]), layout3=lay, **kw)
+        largest = data.max_params(
+            capacity,
+            stage,
+            int(inp["ranks"]),
+            layout3=lay,
+            bucket_view=inp.get("bucket_view", False),
+            **kw,
+        )
         m[3].metric(
             f"Largest model that fits, ZeRO-{stage}",
             f"{format_count(largest)} params" if largest > 0 else "none",
@@ -910,7 +968,14 @@ def render() -> None:
             from costmodel.strategy.advisor import nothing_fits_note
 
             fixed = float(
-                data.memory_by_stage(0.0, int(inp["ranks"]), None, layout3=lay, **kw)[1][stage]
+                data.memory_by_stage(
+                    0.0,
+                    int(inp["ranks"]),
+                    None,
+                    layout3=lay,
+                    bucket_view=inp.get("bucket_view", False),
+                    **kw,
+                )[1][stage]
             )
             seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
             what = format_tokens_by_micro_batch(seq, micro) if inp["activation"] else ""
@@ -934,7 +999,14 @@ def render() -> None:
     if inp_b is not None and parts is not None:
         _compare(inp, inp_b)
     with section("Ranks needed", _LAYOUT_BOXES):
-        rows = data.ranks_needed(inp["params"], capacity, _arch(inp), layout3=inp["layout3"], **kw)
+        rows = data.ranks_needed(
+            inp["params"],
+            capacity,
+            _arch(inp),
+            layout3=inp["layout3"],
+            bucket_view=inp.get("bucket_view", False),
+            **kw,
+        )
         table(
             rows,
             "ranks_needed.csv",
