@@ -58,3 +58,20 @@ def test_no_tracker_issue_numbers() -> None:
             if own.search(line) and not public.search(line):
                 hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}")
     assert hits == [], "\n".join(hits)
+
+
+def test_changelog_lists_each_change_once() -> None:
+    # a merge of two branches that both added the same line kept both copies once; a reader
+    # then counts one change twice
+    seen: dict[tuple[str, str], int] = {}
+    repeated = []
+    section = ""
+    for i, line in enumerate((ROOT / "CHANGELOG.md").read_text().splitlines(), 1):
+        if line.startswith("## "):
+            section = line
+        elif line.startswith("- "):
+            key = (section, line.strip())
+            if key in seen:
+                repeated.append(f"CHANGELOG.md:{i} repeats line {seen[key]}: {line[:80]}")
+            seen.setdefault(key, i)
+    assert repeated == [], "\n".join(repeated)
