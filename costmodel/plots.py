@@ -270,9 +270,11 @@ PLOTLY_DEFAULT_HEIGHT_PX = 450
 
 def _legend_entries(figure: go.Figure) -> list[str]:
     """The names a figure's legend shows: every named trace not hidden from it (one per
-    legend group); none where the layout hides the legend or plotly would (a single trace)."""
+    legend group); none where the layout hides the legend or plotly would (a single trace in
+    the legend: a memory chart's one part beside its totals' text, which has none)."""
     shown = figure.layout.showlegend
-    if shown is False or (shown is None and len(figure.data) < 2):
+    listed = [trace for trace in figure.data if trace.showlegend is not False]
+    if shown is False or (shown is None and len(listed) < 2):
         return []
     names: list[str] = []
     groups: set[str] = set()
@@ -622,7 +624,8 @@ def algorithms_on_cluster_figure(
 def memory_stack_figure(
     frame, *, capacity_bytes: float | None = None, title: str = ""
 ) -> go.Figure:
-    """Stacked bars of the memory one GPU holds, part by part, against the GPU's memory line.
+    """Stacked bars of the memory one GPU holds, part by part, against the GPU's memory line,
+    each bar's total written above it.
 
     Parameters
     ----------
@@ -630,6 +633,16 @@ def memory_stack_figure(
         Long format: ``config`` (one bar each), ``part`` and ``bytes`` [B].
     capacity_bytes : float, optional
         The GPU's memory [B], drawn as a horizontal line.
+
+    Notes
+    -----
+    On a linear axis a sharded bar beside an unsharded one is a sliver (Llama-3.1-70B on 64
+    ranks: ZeRO-3's model state 25.3 GB beside ZeRO-0's 1.27 TB), so each bar's total, the sum of its
+    parts [B], is written above it (:func:`costmodel.units.format_bytes`, as the page's metrics
+    and table write it). The axis stays linear: a log axis would draw a stack's upper parts
+    shorter than its lower ones. A part no bar holds (activations left out, no CUDA context)
+    adds nothing to any stack and is left out of the chart and its legend; the page's table
+    lists every part.
     """
     from .units import format_bytes
 
@@ -637,6 +650,7 @@ def memory_stack_figure(
     # A and B names ("A: llama-3.1-8b, N = 8, ZeRO-0, h100-sxm") on a 390 px phone, and they
     # took most of the chart's height (a plot area of 87 px; chromium, 2026-12-03)
     configs = [str(c) for c in dict.fromkeys(frame["config"])]
+    totals = frame.groupby("config", sort=False)["bytes"].sum()
     data = [
         {
             "type": "bar",
@@ -646,7 +660,21 @@ def memory_stack_figure(
             "hovertemplate": "%{x}: %{y:.3s}B<extra>" + str(part) + "</extra>",
         }
         for part, rows in frame.groupby("part", sort=False)
+        if (rows["bytes"] != 0).any()
     ]
+    data.append(  # each bar's total above it: a sliver beside a tall bar is read by its number
+        {
+            "type": "scatter",
+            "x": configs,
+            "y": totals.to_numpy(dtype=float),
+            "text": [format_bytes(float(t)) for t in totals],
+            "mode": "text",
+            "textposition": "top center",
+            "cliponaxis": False,
+            "showlegend": False,
+            "hoverinfo": "skip",
+        }
+    )
     layout: dict[str, Any] = {
         "barmode": "stack",
         "title": {"text": title},

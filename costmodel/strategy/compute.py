@@ -236,14 +236,29 @@ def recompute_extra(recompute: str, arch: Any = None, sequence_length: int = 409
     return (lin * r_lin + att * r_att) / (lin + att)
 
 
-def _mfu_text(mfu: float) -> str:
-    """An MFU as the labels write it: two decimals (``0.40``), or two significant digits below
-    0.01, where two decimals said "given MFU 0.00" of an MFU of 1e-9.
+#: How close [-, relative] an MFU a label writes is to the MFU the step uses: the step's times
+#: are shown to three significant digits (:func:`costmodel.units.format_duration`, rounding by
+#: up to 0.5 %), so an MFU written within 0.05 % of the one used, typed back as the MFU, prices
+#: a compute that reads the same.
+MFU_LABEL_REL = 5e-4
 
-    >>> _mfu_text(0.4), _mfu_text(1e-9), _mfu_text(0.0123)
-    ('0.40', '1e-09', '0.01')
+
+def _mfu_text(mfu: float) -> str:
+    """An MFU as the labels write it: the value the step uses, to the fewest decimals (two at
+    least, four at most) that keep it within :data:`MFU_LABEL_REL` of that value (``0.40``; an
+    L40S's default under fp8, 0.4 x 362.05 / 733 = 0.19757 of the fp8 peak, ``0.1976``, where
+    two decimals said 0.20, 1.2 % off); four significant digits below 0.01, where two decimals
+    said "given MFU 0.00" of an MFU of 1e-9.
+
+    >>> _mfu_text(0.4), _mfu_text(0.19757), _mfu_text(0.4 / (1 + 1 / 6)), _mfu_text(1e-9)
+    ('0.40', '0.1976', '0.343', '1e-09')
     """
-    return f"{mfu:.2f}" if mfu >= 0.01 else f"{mfu:.2g}"
+    if mfu < 0.01:
+        return f"{mfu:.4g}"
+    for decimals in (2, 3):
+        if abs(round(mfu, decimals) - mfu) <= MFU_LABEL_REL * mfu:
+            return f"{mfu:.{decimals}f}"
+    return f"{mfu:.4f}"
 
 
 def _palm(recompute: str, extra: float) -> str:
@@ -374,8 +389,8 @@ def step_compute(
                 t,
                 extra / (1 + extra),
                 "default-mfu",
-                f"default MFU {DEFAULT_MFU:.2f} of the bf16 peak, {DEFAULT_MFU * peak16 / peak_flops:.2f} "
-                f"of the fp8 peak ({why}: no fp8 speed-up assumed){_default_recompute(recompute, extra)}",
+                f"default MFU {_mfu_text(DEFAULT_MFU)} of the bf16 peak, "
+                f"{_mfu_text(DEFAULT_MFU * peak16 / peak_flops)} of the fp8 peak ({why}: no fp8 speed-up assumed){_default_recompute(recompute, extra)}",
             )
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU) * (1 + extra)
         why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
@@ -389,7 +404,7 @@ def step_compute(
             t,
             extra / (1 + extra),
             "default-mfu",
-            f"default MFU {DEFAULT_MFU:.2f} ({why}){_default_recompute(recompute, extra)}",
+            f"default MFU {_mfu_text(DEFAULT_MFU)} ({why}){_default_recompute(recompute, extra)}",
         )
     t = _c.micro_batch_compute_s(
         arch,

@@ -1233,17 +1233,28 @@ def _red(escaped: str) -> None:
 
 
 @contextmanager
-def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[None]:
+def section(
+    field: str, labels: Mapping[str, str] | None = None, *, answer: bool = False
+) -> Iterator[None]:
     """Run one section of a page; a ValueError becomes a red message and the rest still runs.
 
     A ``ValueError`` raised inside (by a parser or a library function refusing its input) is
     shown with :func:`show_error` naming ``field`` (and the boxes of ``labels``); other sections
-    of the page are unaffected.
+    of the page are unaffected. ``answer``: the message goes in the answer slot under the page's
+    question (:func:`headline`), where the page's number would stand, for the section that
+    computes that number: a refusal only the whole computation makes (an HSDP group that does
+    not divide the ranks, a GPU with no fp8) stood under every input, on a 390 px phone about
+    2,000 px below the top, where the answer was missing without a word.
     """
     try:
         yield
     except ValueError as exc:
-        show_error(field, exc, labels)
+        slot = getattr(_answer, "slot", None) if answer else None
+        if slot is None:
+            show_error(field, exc, labels)
+        else:
+            with slot:
+                show_error(field, exc, labels)
 
 
 def whole_from_text(text: str, label: str, limit: str) -> int | None:

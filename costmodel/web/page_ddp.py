@@ -318,6 +318,10 @@ def _inputs() -> dict:
         "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
     )
     recompute, flash, loss = "none", True, "fp32"
+    # every row's columns are all filled: on a phone (below 641 px) Streamlit stacks a row's
+    # columns with a 16 px gap each, an empty one's too, so the Strategy row of a bare count
+    # (three empty columns beside Strategy) left 48 px of nothing under it, and the power row
+    # (its fourth column never used) 16 px (chromium, 390 px)
     c = st.columns(4)
     strategy = bound_choice(
         c[0],
@@ -329,47 +333,20 @@ def _inputs() -> dict:
         "fsdp: per-block all-gathers and reduce-scatters (ZeRO-3); hsdp: fsdp inside a group, "
         "all-reduce across groups",
     )
-    group_size, reshard, bucket_view = None, None, None
-    if strategy == "hsdp":
-        # empty: one node of the cluster, the default of strategy_step, the CLI and the sweep
-        group_size = bound_number(
-            c[3],
-            "HSDP group [GPUs]",
-            value=None,
-            step=1,
-            min_value=1,
-            key="ddp_group",
-            limit="group_size",
-            placeholder="one node",
-            help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
-            "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
-            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72; a slice's GPUs per node "
-            "when set), as the API's, the CLI's (--group-size) and the sweep's default.",
-        )
-    if strategy in ("fsdp", "hsdp"):
-        reshard = bound_switch(
-            st,
-            "checkbox",
-            "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
-            value=True,
-            key="ddp_reshard",
-        )
-    if strategy == "ddp":
-        # ddp's own option (Layout.gradient_as_bucket_view): no bucket copy of the gradients
-        bucket_view = bound_switch(
-            st,
-            "checkbox",
-            "gradient_as_bucket_view (DDP: no bucket copy of the gradients)",
-            value=False,
-            key="ddp_bucket_view",
-            help="On: the gradients are views into DDP's all-reduce buckets, so the memory "
-            "holds no bucket copy of them (P x the gradient dtype's bytes less per GPU; the "
-            "step time is the same), as `costmodel step --gradient-as-bucket-view`; off is "
-            "PyTorch's default",
-        )
-    row = st.columns(4)
+    precision = bound_choice(
+        c[1],
+        "selectbox",
+        "Compute precision",
+        PRECISIONS,
+        key="ddp_precision",
+        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: "
+        f"{FP8_GPUS_TEXT}). Under fp8 the fitted efficiency is fp8's and the "
+        "MFU set is a fraction of the fp8 dense peak (H100: 1979 TFLOP/s, twice bf16's), as "
+        "llm-foundry and torchtitan quote fp8 MFU; the same input as the CLI's --precision and "
+        "Scenario's precision.",
+    )
     power = bound_number(
-        row[0],
+        c[2],
         "GPU power limit [W] (optional)",
         value=None,
         step=50.0,
@@ -388,7 +365,7 @@ def _inputs() -> dict:
     # that followed the cluster made Streamlit drop a value past it without a word when the
     # cluster changed); the node's own 1..G is the library's refusal, naming the preset
     gpus_per_node = bound_number(
-        row[2],
+        c[3],
         "GPUs per node",
         value=None,
         step=1,
@@ -403,25 +380,55 @@ def _inputs() -> dict:
         "(costmodel.training.billed_gpus_per_node): the cost says how many GPUs are paid for. "
         f"Empty: the whole node ({node_gpus} GPUs), the default of every surface.",
     )
-    precision = bound_choice(
-        row[1],
-        "selectbox",
-        "Compute precision",
-        PRECISIONS,
-        key="ddp_precision",
-        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: "
-        f"{FP8_GPUS_TEXT}). Under fp8 the fitted efficiency is fp8's and the "
-        "MFU set is a fraction of the fp8 dense peak (H100: 1979 TFLOP/s, twice bf16's), as "
-        "llm-foundry and torchtitan quote fp8 MFU; the same input as the CLI's --precision and "
-        "Scenario's precision.",
-    )
-    if arch != CUSTOM:
-        recompute = bound_choice(
-            c[1], "selectbox", "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute"
+    group_size, reshard, bucket_view = None, None, None
+    # the strategy's own options under it: hsdp's group beside its reshard switch (a row of
+    # two filled columns), fsdp's switch or ddp's alone (no columns)
+    where = st.columns([1, 3]) if strategy == "hsdp" else (st, st)
+    if strategy == "hsdp":
+        # empty: one node of the cluster, the default of strategy_step, the CLI and the sweep
+        group_size = bound_number(
+            where[0],
+            "HSDP group [GPUs]",
+            value=None,
+            step=1,
+            min_value=1,
+            key="ddp_group",
+            limit="group_size",
+            placeholder="one node",
+            help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
+            "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
+            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72; a slice's GPUs per node "
+            "when set), as the API's, the CLI's (--group-size) and the sweep's default.",
         )
-        flash = bound_switch(c[2], "checkbox", "FlashAttention", value=True, key="ddp_flash")
+    if strategy in ("fsdp", "hsdp"):
+        reshard = bound_switch(
+            where[1],
+            "checkbox",
+            "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
+            value=True,
+            key="ddp_reshard",
+        )
+    if strategy == "ddp":
+        # ddp's own option (Layout.gradient_as_bucket_view): no bucket copy of the gradients
+        bucket_view = bound_switch(
+            st,
+            "checkbox",
+            "gradient_as_bucket_view (DDP: no bucket copy of the gradients)",
+            value=False,
+            key="ddp_bucket_view",
+            help="On: the gradients are views into DDP's all-reduce buckets, so the memory "
+            "holds no bucket copy of them (P x the gradient dtype's bytes less per GPU; the "
+            "step time is the same), as `costmodel step --gradient-as-bucket-view`; off is "
+            "PyTorch's default",
+        )
+    if arch != CUSTOM:  # a shape's activations: three boxes, one row of three
+        row3 = st.columns(3)
+        recompute = bound_choice(
+            row3[0], "selectbox", "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute"
+        )
+        flash = bound_switch(row3[1], "checkbox", "FlashAttention", value=True, key="ddp_flash")
         loss = bound_choice(
-            st.columns(4)[0],
+            row3[2],
             "selectbox",
             "Loss",
             architecture.LOSS_MODES,
@@ -851,7 +858,7 @@ def render() -> None:
         _overhead_boxes()  # drawn on every run: a refused entry stays there to be corrected
         return
     result = None
-    with section("Scenario", BOX_LABELS):
+    with section("Scenario", BOX_LABELS, answer=True):  # refused: said at the top, as the answer
         result = data.evaluate_scenario(**inp)
     _mfu_in_use(result)
     if result is None:
@@ -1442,7 +1449,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         _b_does_not_fit(rb, "its time and cost below are")
     gpu = result.scenario._validated_cluster().gpu.name
     gpu_b = rb.scenario._validated_cluster().gpu.name if rb is not None else None
-    c = st.columns(4)
+    # no empty column: on a phone it stacks into 16 px of nothing (B's price takes the third)
+    c = st.columns(4 if gpu_b is not None else 3)
     tokens_text = c[0].text_input(
         "Tokens to train", value="1T", key="ddp_tokens", bind=QP, help="e.g. 2T, 300B"
     )
@@ -1468,7 +1476,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
                 + start[1].replace(", as ", ", as A's ")
             )
     b_own_price = gpu_b == gpu and (price_b, usd_b, source_b) != (price_name, usd, source)
-    measured_text = c[3].text_input(
+    measured_text = c[-1].text_input(
         f"{MEASURED_BOX} (optional)",
         value="",
         key="ddp_measured_step",
@@ -1506,7 +1514,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     if tokens is None or (measured_text.strip() and measured is None):
         return
     if measured is not None:  # "1200" is 1,200 s, as the CLI's train --step-time 1200 warns
-        bare_number_warning(c[3], "Measured step time", measured_text, "seconds", "ms")
+        bare_number_warning(c[-1], "Measured step time", measured_text, "seconds", "ms")
         if rb is not None:  # the box is A's: B is costed at its predicted step
             _measured_beside_predicted(measured, result, rb)
     # a refused measured step names its box: training_cost calls it step_time_s, the API's
