@@ -1588,7 +1588,14 @@ def step(
         bare_seconds_warning("--compute-time", compute_time)
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
-        raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
+        # the whole second way at once: --tokens-per-gpu alone was then refused for want of
+        # --peak-flops (a second round trip); --mfu has a default here (DEFAULT_MFU)
+        from ..strategy.compute import DEFAULT_MFU
+
+        raise ValueError(
+            "step: needs --compute-time, or --tokens-per-gpu with --peak-flops (e.g. "
+            f"--tokens-per-gpu 4096 --peak-flops 989T; --mfu, default {DEFAULT_MFU:g})"
+        )
     else:
         kwargs["tokens_per_gpu"] = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         from ..strategy.compute import DEFAULT_MFU
