@@ -98,3 +98,44 @@ def test_the_dask_dataset_counts_the_rows_without_dollars_as_the_local_file(tmp_
         summary = distributed.sweep_dask(tmp_path / "ds", grid, scheduler=cluster.scheduler_address)
     assert local.unpriced_rows == summary.unpriced_rows == 2
     assert local.unpriced_presets == summary.unpriced_presets == ["dgx-b200", "dgx-a100"]
+
+
+# --- scenario's time and cost of a configuration that does not fit ----------------------------
+def _cost_table(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("time and cost to train"))
+    end = next(
+        i for i in range(start, len(lines)) if lines[i].startswith(("price:", "price A:", "note"))
+    )
+    return lines[start:end]
+
+
+def test_scenario_cost_of_a_configuration_that_does_not_fit_says_so_beside_the_dollars():
+    """Llama-3.1-70B under ZeRO-3 on 64 H100s (140 GB > 85.5 GB): the DOES NOT FIT line is the
+    output's first, some 30 lines above the dollars; the cost table itself said nothing."""
+    r = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--tokens",
+            "2T", "--price", "aws-p5-on-demand")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("DOES NOT FIT")
+    table = _cost_table(r.stdout)
+    assert table[-1].split() == ["fits", "in", "memory", "NO:", "for", "a", "configuration",
+                                 "that", "cannot", "run"]  # fmt: skip
+    # under the dollars it qualifies
+    assert [ln.split()[0] for ln in table[-3:-1]] == ["cost", "cost"]
+
+
+def test_scenario_vs_marks_the_side_that_does_not_fit_and_only_it():
+    r = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--tokens", "2T", "--price",
+            "aws-p5-on-demand", "--vs", "cluster=dgx-b200")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    row = _cost_table(r.stdout)[-1]
+    assert row.startswith("fits in memory") and row.endswith("yes"), row  # A: 143 GB on H100
+    assert "NO: for a configuration that cannot run" in row
+
+
+def test_scenario_cost_of_configurations_that_fit_has_no_such_row():
+    r = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "1", "--tokens", "2T",
+            "--price", "aws-p5-on-demand", "--vs", "cluster=dgx-b200", "--price-b",
+            "lambda-b200-on-demand")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert not any(ln.startswith("fits in memory") for ln in r.stdout.splitlines())

@@ -3032,6 +3032,16 @@ def _cost_text(costs: dict[str, Any]) -> str:
             ),
         )
     )
+    if any(costs[k].fit_warning for k in sides):
+        # beside the dollars: the DOES NOT FIT that says so is the output's first line, a screen
+        # above this table (train prints the memory line under its cost; this table did not)
+        rows.append(
+            (
+                "fits in memory",
+                *("NO: for a configuration that cannot run" if costs[k].fit_warning else "yes"
+                  for k in sides),
+            )
+        )  # fmt: skip
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
