@@ -95,6 +95,11 @@ class DatasetSummary:
     over_memory_rows: int = 0
     """Collective rows whose per-rank buffer is more than their GPU's memory, as
     :attr:`costmodel.sweep.SweepSummary.over_memory_rows`."""
+    unpriced_rows: int = 0
+    """Step rows with a token budget and no dollars, as
+    :attr:`costmodel.sweep.SweepSummary.unpriced_rows`."""
+    unpriced_presets: list[str] = field(default_factory=list)
+    """Their cluster presets, as :attr:`costmodel.sweep.SweepSummary.unpriced_presets`."""
 
 
 def plan(grid: sw.Grid, partition_rows: int) -> list[tuple[int, int]]:
@@ -351,7 +356,12 @@ def sweep_dask(
                     _undo(folder, [], made_folder, made_manifest)
                 raise
     tally = (
-        _row_errors(folder, len(parts), ["error", "fits"])
+        _row_errors(
+            folder,
+            len(parts),
+            # with a token budget, what tells a row with no price for its GPU
+            ["error", "fits", *(("cost_usd", "price", "preset") if "tokens" in g.axes else ())],
+        )
         if g.kind == "step"
         else _row_errors(folder, len(parts), ["error"])
         if g.kind == "collective" and "preset" in g.axes  # its rows a cluster refuses
@@ -371,6 +381,8 @@ def sweep_dask(
         errors=tally.errors,
         unfit_rows=tally.unfit_rows,
         over_memory_rows=tally.over_memory_rows,
+        unpriced_rows=tally.unpriced_rows,
+        unpriced_presets=list(tally.unpriced_presets),
     )
 
 

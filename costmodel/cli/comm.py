@@ -1286,6 +1286,7 @@ def _sweep_run(
             _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
             _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
             _warn_over_memory_rows(tally.rows, tally.over_memory_rows)
+            _warn_unpriced_rows(tally.rows, tally.unpriced_rows, tally.unpriced_presets, grid)
             return
         from ..sweep.output import csv_ready
 
@@ -1297,6 +1298,7 @@ def _sweep_run(
         _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
         _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
         _warn_over_memory_rows(tally.rows, tally.over_memory_rows)
+        _warn_unpriced_rows(tally.rows, tally.unpriced_rows, tally.unpriced_presets, grid)
         return
     summary = sw.sweep_to_file(
         output,
@@ -1307,6 +1309,7 @@ def _sweep_run(
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     _warn_over_memory_rows(summary.rows, summary.over_memory_rows)
+    _warn_unpriced_rows(summary.rows, summary.unpriced_rows, summary.unpriced_presets, grid)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -1368,6 +1371,29 @@ def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
             f"GPU's memory (fits = false): {its} step, days and cost are for a configuration "
             "that cannot run"
         )
+
+
+def _warn_unpriced_rows(rows: int, unpriced: int, presets: list[str], grid: Any) -> None:
+    """``costmodel: warning: 2 of 4 rows have no dollars ...`` after a step sweep given
+    ``--price`` presets: a row whose GPU none of them is published for keeps its days and
+    GPU-hours with ``cost_usd`` NaN and a ``cost_note`` saying why (a GPU is never priced at
+    another GPU's rate). The sweep said nothing of them, so a file half priced read as priced
+    (``wrote 4 rows``). Without ``--price`` no row asked for dollars: no warning."""
+    if not unpriced or "price" not in grid.axes:
+        return
+    from .. import presets as preset_files
+
+    gpus: dict[str, list[str]] = {}  # GPU -> its presets among the rows, as first met
+    for name in presets:
+        gpus.setdefault(preset_files.cluster(name, field="preset").gpu.name, []).append(name)
+    one = unpriced == 1
+    where = " and ".join(f"{gpu} ({', '.join(names)})" for gpu, names in gpus.items())
+    warn_on_success(
+        f"{unpriced:,} of {_rows_text(rows)} {'has' if one else 'have'} no dollars: --price "
+        f"names no preset for {where or 'their GPU'} (a GPU is never priced at another GPU's "
+        f"rate), so cost_usd is NaN there and {'its' if one else 'their'} cost_note names "
+        "that GPU's presets; add one to --price, or give --usd-per-gpu-hour"
+    )
 
 
 def _warn_over_memory_rows(rows: int, over: int) -> None:
@@ -1437,6 +1463,7 @@ def _sweep_dask(
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     _warn_over_memory_rows(summary.rows, summary.over_memory_rows)
+    _warn_unpriced_rows(summary.rows, summary.unpriced_rows, summary.unpriced_presets, grid)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return

@@ -1588,7 +1588,14 @@ def step(
         bare_seconds_warning("--compute-time", compute_time)
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
-        raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
+        # the whole second way at once: --tokens-per-gpu alone was then refused for want of
+        # --peak-flops (a second round trip); --mfu has a default here (DEFAULT_MFU)
+        from ..strategy.compute import DEFAULT_MFU
+
+        raise ValueError(
+            "step: needs --compute-time, or --tokens-per-gpu with --peak-flops (e.g. "
+            f"--tokens-per-gpu 4096 --peak-flops 989T; --mfu, default {DEFAULT_MFU:g})"
+        )
     else:
         kwargs["tokens_per_gpu"] = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         from ..strategy.compute import DEFAULT_MFU
@@ -3025,6 +3032,16 @@ def _cost_text(costs: dict[str, Any]) -> str:
             ),
         )
     )
+    if any(costs[k].fit_warning for k in sides):
+        # beside the dollars: the DOES NOT FIT that says so is the output's first line, a screen
+        # above this table (train prints the memory line under its cost; this table did not)
+        rows.append(
+            (
+                "fits in memory",
+                *("NO: for a configuration that cannot run" if costs[k].fit_warning else "yes"
+                  for k in sides),
+            )
+        )  # fmt: skip
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows

@@ -289,6 +289,8 @@ def sweep_to_file(
         errors,
         tally.unfit_rows,
         tally.over_memory_rows,
+        tally.unpriced_rows,
+        list(tally.unpriced_presets),
     )
 
 

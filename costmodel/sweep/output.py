@@ -390,6 +390,13 @@ class SweepSummary:
     """Collective rows whose per-rank buffer is more than their GPU's memory (a non-empty
     ``memory_note``) and that were answered: their times are the model's extrapolation, not a
     run that could be measured (a refused row keeps its note but has no time)."""
+    unpriced_rows: int = 0
+    """Step rows answered with a token budget and no dollars (``cost_usd`` NaN, ``price``
+    empty; their ``cost_note`` says why): beside price presets, the rows of a GPU none of them
+    is published for (a GPU is never priced at another GPU's rate); with no price given, every
+    row."""
+    unpriced_presets: list[str] = field(default_factory=list)
+    """The cluster presets of the :attr:`unpriced_rows`, in the order first met."""
 
 
 class RowErrors:
@@ -409,6 +416,8 @@ class RowErrors:
         self.errors: dict[str, int] = {}
         self.unfit_rows = 0
         self.over_memory_rows = 0
+        self.unpriced_rows = 0
+        self.unpriced_presets: list[str] = []
 
     def add(self, table: pa.Table) -> None:
         self.rows += table.num_rows
@@ -420,6 +429,8 @@ class RowErrors:
                 refused = table.column("error").to_pylist()
                 notes = [t if not e else "" for t, e in zip(notes, refused, strict=True)]
             self.over_memory_rows += sum(1 for t in notes if t)
+        if "cost_usd" in table.column_names and "price" in table.column_names:
+            self._add_unpriced(table)
         if "error" not in table.column_names:
             return
         import pyarrow.compute as pc
@@ -431,6 +442,23 @@ class RowErrors:
             if text:
                 self.failed_rows += count
                 self.errors[text] = self.errors.get(text, 0) + count
+
+    def _add_unpriced(self, table: pa.Table) -> None:
+        """Count the answered step rows with a budget and no dollars (no price for their GPU),
+        with their presets: a sweep said nothing of them, so a cost column half NaN read as
+        priced (``costmodel sweep`` warns with :attr:`SweepSummary.unpriced_rows`)."""
+        names = table.column_names
+        n = table.num_rows
+        costs = table.column("cost_usd").to_pylist()
+        prices = table.column("price").to_pylist()
+        errors = table.column("error").to_pylist() if "error" in names else [""] * n
+        presets = table.column("preset").to_pylist() if "preset" in names else [""] * n
+        for cost, price, error, preset in zip(costs, prices, errors, presets, strict=True):
+            if error or price or (cost is not None and cost == cost):  # refused, or priced
+                continue
+            self.unpriced_rows += 1
+            if preset and preset not in self.unpriced_presets:
+                self.unpriced_presets.append(str(preset))
 
     def watch(self, tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
         held: list[pa.Table] = []
