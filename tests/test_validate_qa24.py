@@ -196,3 +196,79 @@ def test_the_cli_calibrates_a_logged_set(tmp_path):
     assert "costmodel: error" not in said.stderr
     # the in-sample check predicts the rows uncalibrated as validate compare does, with the set
     assert "0.0% uncalibrated" in said.stderr, said.stderr
+
+
+# --- 3. nccl-tests -J output as nccl-tests writes it ------------------------------------------
+# tests/data/nccl_tests_synthetic.json had a layout nccl-tests never writes: one "devices" entry
+# per rank at the top level, "version" "2.19.6", booleans as JSON booleans, root a number. The
+# writer (src/util.cu at v2.19.6: jsonOutputInit, writeDeviceReport, jsonRankInfo, jsonBool,
+# writeBenchmarkLinePreamble) puts "devices" inside "config", one entry per PROCESS (parseRankInfo
+# reads the first "#  Rank" line of each process's block), "version" the file format (int 3),
+# booleans as the strings "true"/"false", doubles as %lf, root as the "%6i" string. A -g 2 run
+# so lists one device and ran 2 ranks: the reader, fitted to the invented layout, said 1.
+def _j_document(processes: int, hosts: int, nthreads: int, ngpus: int, okay: str = "true") -> str:
+    """A -J document in nccl-tests 2.19.6's layout (FORMAT FIXTURE: invented numbers)."""
+    import json
+
+    devices = [
+        {"rank": p * nthreads * ngpus, "group": 0, "pid": 1000 + p,
+         "hostname": f"node{p % hosts:02d}", "device": 0, "device_hex": "0000:01:00",
+         "device_info": "SYNTHETIC GPU"}
+        for p in range(processes)
+    ]  # fmt: skip
+    config = {"nthreads": nthreads, "ngpus": ngpus, "minimum_bytes": 1048576,
+              "maximum_bytes": 1048576, "step_factor": 2, "warmup_iters": 1, "iterations": 20,
+              "aggregated_iterations": 1, "validation": 1, "graph": 0,
+              "blocking_collectives": "false", "per_iter_timing": "false", "per_iter_skip": 0,
+              "parallel_init": "false", "devices": devices}  # fmt: skip
+    block = {"time": 100.0, "alg_bw": 10.48576, "bus_bw": 10.48576, "nwrong": 0.0}
+    return json.dumps({
+        "version": 3, "start_time": "2026-12-05 02:00:00",
+        "args": ["./build/all_reduce_perf", "-g", str(ngpus), "-t", str(nthreads), "-J", "o.json"],
+        "env": [], "nccl_version": 22807, "config": config,
+        "results": [{"size": 1048576, "count": 262144, "type": "float", "redop": "sum",
+                     "root": "    -1", "out_of_place": block, "in_place": block,
+                     "actual_iterations": 20, "experiment_name": ""}],
+        "out_of_bounds": {"count": 0 if okay == "true" else 3, "okay": okay},
+        "average_bus_bandwidth": {"bandwidth": 10.48576, "okay": "unchecked"},
+        "errors": [], "end_time": "2026-12-05 02:00:01",
+    }, separators=(",", ":"))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("processes", "hosts", "nthreads", "ngpus", "ranks", "nodes", "per_node"),
+    [(1, 1, 1, 8, 8, 1, 8),  # all_reduce_perf -g 8: one process, one entry
+     (2, 2, 2, 2, 8, 2, 4),  # mpirun -np 2 over 2 nodes, -t 2 -g 2
+     (16, 2, 1, 1, 16, 2, 8)],  # one process per GPU: an entry per rank
+)  # fmt: skip
+def test_a_j_files_devices_are_processes_each_of_threads_times_gpus(
+    processes, hosts, nthreads, ngpus, ranks, nodes, per_node
+):
+    df = parse_nccl_tests(_j_document(processes, hosts, nthreads, ngpus))
+    assert (df["ranks"] == ranks).all() and (df["nodes"] == nodes).all(), df[["ranks", "nodes"]]
+    assert (df["gpus_per_node"] == per_node).all()
+    assert not df["flagged"].any()
+
+
+def test_a_j_files_out_of_bounds_false_flags_its_rows():
+    """``"okay": "false"`` (jsonBool writes a string) was read as not False: no row flagged."""
+    df = parse_nccl_tests(_j_document(1, 1, 1, 2, okay="false"))
+    assert df["flagged"].all() and df["flag_reason"].str.contains("out of bounds").all()
+
+
+def test_the_bundled_json_fixture_is_in_the_layout_nccl_tests_writes():
+    import json
+
+    from tests._paths import ROOT
+
+    data = ROOT / "tests" / "data"
+    assert not (data / "nccl_tests_synthetic.json").exists()  # the invented layout, removed
+    text = (data / "nccl_tests_synthetic_v3.json").read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert "NOT A MEASUREMENT" in doc["env"][0]  # labelled inside the layout (an env entry)
+    assert list(doc)[:6] == ["version", "start_time", "args", "env", "nccl_version", "config"]
+    assert doc["version"] == 3 and "devices" not in doc and len(doc["config"]["devices"]) == 1
+    assert doc["config"]["ngpus"] == 2 and doc["config"]["blocking_collectives"] == "false"
+    assert doc["results"][0]["root"] == "    -1" and '"time":10.240000' in text
+    df = parse_nccl_tests(text)
+    assert (df["ranks"] == 2).all() and (df["gpus_per_process"] == 2).all()
