@@ -198,6 +198,107 @@ def test_the_cli_calibrates_a_logged_set(tmp_path):
     assert "0.0% uncalibrated" in said.stderr, said.stderr
 
 
+# --- 2. the Collectives page: the NCCL_ALGO box -----------------------------------------------
+def _page(query: dict):
+    from tests.test_app import assert_clean, open_page
+
+    at = open_page("page_collectives.py", {"nccl_nodes": "4", "size_text": "1GiB", **query})
+    assert_clean(at)
+    return at
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _errors(at) -> list[str]:
+    from tests.test_app import _text
+
+    return [_text(e.value) for e in at.error]
+
+
+def test_the_page_restricts_the_choice_as_the_cli_and_the_api():
+    """``ring,tree`` in the box: the headline is ``predict_collective(..., algorithm=
+    "ring,tree")``, the number ``collective --algorithm ring,tree`` prints, and not the
+    unrestricted choice (NVLSTree at 1 GiB on 4 DGX H100 nodes)."""
+    import json
+
+    from costmodel.units import format_duration, format_rate
+    from costmodel.web.page_collectives import ALGO_BOX
+
+    api = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=4, algorithm="ring,tree")
+    said = run("collective", "all_reduce", "--cluster", "dgx-h100", "--nodes", "4",
+               "--size", "1GiB", "--algorithm", "ring,tree", "--json")  # fmt: skip
+    assert said.exit_code == 0, said.output
+    (cli,) = json.loads(said.stdout)["results"]
+    assert cli["time_s"] == pytest.approx(float(api.time_s), rel=1e-12)
+    at = _page({"coll_algo": "ring,tree"})
+    assert not at.error, _errors(at)
+    assert at.text_input(key="coll_algo").label == ALGO_BOX
+    shown = _metrics(at)
+    assert shown["Time"] == format_duration(cli["time_s"]) == format_duration(float(api.time_s))
+    assert shown["Bus bandwidth (busbw)"] == format_rate(float(api.busbw_bytes_per_s))
+    assert shown["Algorithm / protocol"] == f"{api.algorithm} / {api.protocol}"
+    assert cli["algorithm_used"] == api.algorithm == "ring"
+    assert shown["NCCL's choice"] == f"{api.algorithm} / {api.protocol}"  # NCCL under the set
+    plain = _metrics(_page({}))
+    assert plain["Algorithm / protocol"].startswith("nvls_tree"), plain  # the set changes it
+    assert plain["Time"] != shown["Time"]
+    # the table of every algorithm marks the set's choice as the model's (the headline's)
+    from costmodel.web.data_collectives import algorithms_on_cluster
+
+    r = algorithms_on_cluster("all_reduce", "dgx-h100", 4, None, "nccl", 2**30, "ring,tree")
+    at_size = r.frame[r.frame["message_bytes"] == 2**30]
+    assert at_size[at_size["chosen"]]["algorithm"].tolist() == ["ring"]
+    assert len(at_size) > 2  # every algorithm is still listed, pinned
+    auto = algorithms_on_cluster("all_reduce", "dgx-h100", 4, None, "nccl", 2**30)
+    chosen = auto.frame[auto.frame["chosen"] & (auto.frame["message_bytes"] == 2**30)]
+    assert chosen["algorithm"].tolist() == ["nvls_tree"]
+
+
+@pytest.mark.parametrize(("typed", "model", "api_value"),
+                         [("^NVLS_Tree", "nccl", "^nvls_tree"), ("Tree", "lesson", "tree"),
+                          ("Binomial_Tree", "textbook", "binomial_tree")])  # fmt: skip
+def test_the_box_reads_a_set_and_a_name_as_the_api(typed, model, api_value):
+    from costmodel.units import format_duration
+
+    api = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=4, algorithm=api_value,
+                             model=model)  # fmt: skip
+    at = _page({"coll_algo": typed, "coll_model": model})
+    assert not at.error, _errors(at)
+    shown = _metrics(at)
+    assert shown["Time"] == format_duration(float(api.time_s))
+    assert shown["Algorithm / protocol"] == f"{api.algorithm} / {api.protocol}"
+    if model != "nccl":  # a lesson or textbook name is no NCCL_ALGO: NCCL's choice is its own
+        own = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=4)
+        assert shown["NCCL's choice"] == f"{own.algorithm} / {own.protocol}"
+
+
+@pytest.mark.parametrize(
+    ("typed", "query", "fragments"),
+    [
+        ("ring,treee", {}, ["'treee' in the set 'ring,treee' is not an NCCL algorithm",
+                            "allowed in a set: tree, ring, collnet_direct"]),
+        ("treee", {}, ["'treee' is not a nccl all_reduce algorithm", "allowed: auto, tree, ring"]),
+        ("ring,tree", {"coll_model": "textbook"},
+         ["'ring,tree' is a set to choose from, but the textbook model does not choose",
+          "allowed: auto, ring"]),
+        ("nvls,nvls_tree", {"nccl_cluster": "dgx-a100", "nccl_nodes": "1"},
+         ["'nvls,nvls_tree' with", "allowed algorithms here: auto, tree, ring"]),
+    ],
+)  # fmt: skip
+def test_a_name_the_model_does_not_have_is_refused_in_red_naming_the_box(typed, query, fragments):
+    from costmodel.web.page_collectives import ALGO_BOX
+
+    at = _page({"coll_algo": typed, **query})
+    (said,) = _errors(at)
+    assert f"{ALGO_BOX}: " in said, said
+    for f in fragments:
+        assert f in said, said
+    assert "algorithm:" not in said and "--algorithm" not in said, said  # the box, not the API
+    assert "Time" not in _metrics(at)  # no number beside a refusal
+
+
 # --- 3. nccl-tests -J output as nccl-tests writes it ------------------------------------------
 # tests/data/nccl_tests_synthetic.json had a layout nccl-tests never writes: one "devices" entry
 # per rank at the top level, "version" "2.19.6", booleans as JSON booleans, root a number. The
