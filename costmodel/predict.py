@@ -438,8 +438,13 @@ def _covering_fits(
             return []
         fits = [f for f in fits if f.algorithm == want]
     if nccl.is_choice_set(protocol):
+        # NCCL's choice among the set's protocols: its members' fits, and those of NCCL's own
+        # choice ("auto"), as calibrate fits rows whose NCCL_PROTO was a set of several
         fits = [
-            f for f in fits if nccl.names.set_members(protocol, [f.protocol.lower()], "protocol")
+            f
+            for f in fits
+            if f.protocol.lower() == "auto"
+            or nccl.names.set_members(protocol, [f.protocol.lower()], "protocol")
         ]
     elif protocol != "auto":
         fits = [f for f in fits if f.protocol.lower() == str(protocol).lower()]

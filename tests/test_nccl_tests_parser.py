@@ -288,7 +288,7 @@ def test_synthetic_srun_debug_two_runs():
 
 
 def test_synthetic_json():
-    df = read_nccl_tests(FIXTURES / "nccl_tests_synthetic.json")
+    df = read_nccl_tests(FIXTURES / "nccl_tests_synthetic_v3.json")
     assert len(df) == 4 and set(df.op) == {"reduce_scatter"}
     assert df.flagged.tolist() == [False, False, False, True]
     assert (df.ranks == 2).all() and set(df.algo_env) == {"Ring"}

@@ -163,7 +163,7 @@ def test_an_output_that_is_a_log_of_the_folder_compared_is_refused(tmp_path):
 # --- a -J JSON log's rows have no line ---------------------------------------------------------
 def test_a_json_logs_flagged_row_is_not_said_to_be_on_line_0():
     """nccl-tests ``-J`` output has no lines: the flagged-row warning named "line 0"."""
-    path = ROOT / "tests" / "data" / "nccl_tests_synthetic.json"
+    path = ROOT / "tests" / "data" / "nccl_tests_synthetic_v3.json"
     said, _ = _json("validate", "compare", str(path), "--cluster", "dgx-h100")
     (flagged,) = [w for w in said["warnings"] if "data check" in w]
     assert "#wrong=" in flagged and "line" not in flagged.split(":")[0], flagged
@@ -210,7 +210,7 @@ def test_a_pipe_given_as_the_log_is_said_to_be_one_not_missing(tmp_path):
     for args, option in (
         (("validate", "compare", str(pipe)), "RESULTS: "),
         (("calibrate", str(pipe), "-o", str(tmp_path / "c.toml")), "RESULTS: "),
-        (("validate", "compare", str(ROOT / "tests" / "data" / "nccl_tests_synthetic.json"),
+        (("validate", "compare", str(ROOT / "tests" / "data" / "nccl_tests_synthetic_v3.json"),
           "--calibration", str(pipe)), "--calibration: "),
     ):  # fmt: skip
         one_line_error(run(*args), option, f"{str(pipe)!r} is not a regular file (a pipe")

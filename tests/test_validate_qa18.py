@@ -250,14 +250,14 @@ def test_a_json_file_cut_off_is_said_cut_off():
     but is broken otherwise is said as before."""
     from tests._paths import ROOT
 
-    text = (ROOT / "tests" / "data" / "nccl_tests_synthetic.json").read_text(encoding="utf-8")
+    text = (ROOT / "tests" / "data" / "nccl_tests_synthetic_v3.json").read_text(encoding="utf-8")
     for end in (len(text) // 2, len(text) - 5, len(text.rstrip()) - 1):
         with pytest.raises(NcclTestsParseError) as info:
             parse_nccl_tests(text[:end], source="out.json")
         assert "invalid JSON: the file ends with " in str(info.value)
         assert "still open" in str(info.value) and "it is cut off" in str(info.value)
     with pytest.raises(NcclTestsParseError, match=r"invalid JSON: Expecting") as info:
-        parse_nccl_tests(text.replace('"size": 1024,', '"size": 1024', 1), source="out.json")
+        parse_nccl_tests(text.replace('"size":1024,', '"size":1024', 1), source="out.json")
     assert "cut off" not in str(info.value)
 
 

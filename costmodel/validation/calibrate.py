@@ -269,22 +269,95 @@ def _applied(op: Any, value: Any, var: str) -> str | None:
         raise ValueError(f"{column}: {exc}") from None
 
 
+def _choice(op: Any, value: Any, var: str) -> str:
+    """What NCCL ran ``op`` under for a recorded NCCL_ALGO / NCCL_PROTO ``value``, in our
+    spelling: ``"auto"`` (NCCL's own choice: nothing recorded, or a list excluding nothing),
+    one name (pinned: one name, or a set that allows one name NCCL has for ``op``), or a set
+    (:func:`costmodel.nccl.names.canonical_choice`: ``"ring,tree"``, ``"^nvls"``), which is
+    NCCL's own choice among its members, as :func:`.compare.compare` predicts the rows.
+
+    The list applied to ``op`` is :func:`_applied`'s (NCCL 2.24+'s list per function
+    resolved); a set's members are those NCCL has for ``op`` (``tables.NCCL_OP_ALGORITHMS``;
+    NCCL ignores the others: ``ring,pat`` runs all_reduce as ring, ``ring,tree`` broadcast as
+    ring, so those are pinned). A ``^`` set stays a set: what it leaves depends on the cluster.
+
+    >>> _choice("all_reduce", "Ring,Tree", "NCCL_ALGO"), _choice("all_reduce", "Tree,", "NCCL_ALGO")
+    ('ring,tree', 'tree')
+    >>> _choice("broadcast", "allreduce:tree,nvls;broadcast:ring,tree", "NCCL_ALGO")
+    'ring'
+    >>> _choice("all_gather", "allreduce:tree", "NCCL_ALGO"), _choice("all_reduce", "^NVLS", "NCCL_ALGO")
+    ('auto', '^nvls')
+    """
+    from costmodel import tables
+    from costmodel.nccl.names import (
+        PROTOCOLS,
+        canonical_choice,
+        is_choice_set,
+        normalize_algorithm,
+        normalize_protocol,
+        set_members,
+    )
+
+    applied = _applied(op, value, var)
+    if applied is None:
+        return "auto"
+    field = "algorithm" if var == "NCCL_ALGO" else "protocol"
+    if not is_choice_set(applied):
+        return (normalize_algorithm if field == "algorithm" else normalize_protocol)(applied)
+    text = canonical_choice(applied, field)
+    if is_choice_set(text) and not text.startswith("^"):
+        universe = tables.NCCL_OP_ALGORITHMS.get(str(op), ()) if field == "algorithm" else PROTOCOLS
+        members = set_members(text, universe, field)
+        if len(members) == 1:  # the one name NCCL has for the op: pinned to it
+            return members[0]
+    return text
+
+
+def _choice_line(op: str, choice: str, recorded: Any) -> str:
+    """The alpha-beta line a row is fitted on, for NCCL_ALGO ``choice`` (:func:`_choice`).
+
+    Pinned: that algorithm's line (:func:`_fitted_name`). NCCL's own choice, whole or among a
+    set's members: the algorithm NCCL reported for the row's size (``recorded``, the
+    NCCL_DEBUG=TUNING column ``nccl_algo``) where the log has it, else the ring line (the
+    alpha-beta models' own choice), which a set fits only when it allows ring: a set without
+    ring (``tree,nvls``, ``^ring``) keeps its spelling, a group skipped for having no one
+    line (:func:`_no_formula_refusal`), as :func:`costmodel.predict.fitted_time_s` answers a
+    set with its members' fits only.
+    """
+    from costmodel import tables
+    from costmodel.nccl.names import is_choice_set, set_members
+
+    if choice != "auto" and not is_choice_set(choice):
+        return _fitted_name(op, choice.replace("_", ""))  # NCCL's spelling where none fits
+    if isinstance(recorded, str) and recorded.strip():
+        return _fitted_name(op, _applied(op, recorded, "NCCL_ALGO") or "ring")
+    if choice == "auto" or "ring" in set_members(
+        choice, tables.NCCL_OP_ALGORITHMS.get(op, ("ring",))
+    ):
+        return _fitted_name(op, "ring")
+    return choice
+
+
 def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
+    from costmodel.nccl.names import is_choice_set
+
     df = df.copy()
-    env = df["algo_env"] if "algo_env" in df else None
-    if "nccl_algo" in df:
-        env = df["nccl_algo"] if env is None else env.where(env.notna(), df["nccl_algo"])
+    none = [None] * len(df)
+    env = df["algo_env"] if "algo_env" in df else none
+    tuning = df["nccl_algo"].astype(object) if "nccl_algo" in df else none
     # what NCCL applied to each row's op (a list per function, NCCL 2.24+: allreduce:tree
-    # pins all_reduce and leaves all_gather to NCCL; nccl_list_for): None is NCCL's choice
-    algo = [
-        _applied(op, a, "NCCL_ALGO") or "ring"
-        for op, a in zip(df["op"], env if env is not None else [None] * len(df), strict=True)
+    # pins all_reduce and leaves all_gather to NCCL; nccl_list_for): auto or a set of several
+    # names is NCCL's choice (among the set's members), one name a pin
+    df["algorithm"] = [
+        _choice_line(op, _choice(op, a, "NCCL_ALGO"), t)
+        for op, a, t in zip(df["op"], env, tuning, strict=True)
     ]
-    df["algorithm"] = [_fitted_name(op, a) for op, a in zip(df["op"], algo, strict=True)]
-    proto = df["proto_env"] if "proto_env" in df else None
+    proto = df["proto_env"] if "proto_env" in df else none
+    # a set of several protocols is NCCL's choice among them: fitted as NCCL's own ("auto"),
+    # which predict.fitted_time_s lets such a set use
     df["protocol"] = [
-        _applied(op, p, "NCCL_PROTO") or "auto"
-        for op, p in zip(df["op"], proto if proto is not None else [None] * len(df), strict=True)
+        p if p == "auto" or not is_choice_set(p) else "auto"
+        for p in (_choice(op, v, "NCCL_PROTO") for op, v in zip(df["op"], proto, strict=True))
     ]
     nodes = df["nodes"] if "nodes" in df else None
     df["level"] = (
@@ -350,6 +423,8 @@ def calibrate(
     cluster preset the fits refine (written to the TOML; see :mod:`costmodel.presets`).
     """
     import pandas as pd
+
+    from costmodel.nccl.names import is_choice_set
 
     if "kind" in results and len(results) and (results["kind"] == "ddp_step").all():
         # a torch job run with --ops none --ddp: it read "results lack columns ['size_bytes']"
@@ -436,6 +511,13 @@ def calibrate(
     for key, group in df.groupby(["op", "algorithm", "protocol", "level"], sort=True):
         # pandas-stubs types a group key as Hashable; by a list of columns it is a tuple
         op, algorithm, protocol, level = cast("tuple[str, str, str, str]", key)
+        if is_choice_set(algorithm):  # NCCL's choice among a set without ring (_choice_line)
+            skipped.append(
+                f"{op}/{algorithm}: NCCL's own choice among a set without ring, which no one "
+                "alpha-beta line describes"
+            )
+            no_formula.append((op, algorithm))
+            continue
         if algorithm not in ALGORITHMS.get(op, ()) and algorithm != "ring":
             skipped.append(f"{op}/{algorithm}: no textbook formula")
             no_formula.append((op, algorithm))
@@ -495,7 +577,7 @@ def calibrate(
 
 
 def _no_formula_refusal(groups: list[tuple[str, str]]) -> str:
-    """Why rows whose every group pinned an NCCL_ALGO without an alpha-beta formula cannot be
+    """Why rows whose every group ran under an NCCL_ALGO without an alpha-beta line cannot be
     calibrated, and what to calibrate instead, in one line.
 
     A calibration is the alpha-beta line per (op, algorithm) (and, with a base cluster, the
@@ -503,17 +585,34 @@ def _no_formula_refusal(groups: list[tuple[str, str]]) -> str:
     reduction), NVLSTree or PAT. The bundled CollNet run 03 (``NCCL_ALGO=COLLNETCHAIN``) was
     refused as ``all_reduce/collnetchain: no textbook formula``, which says neither. (Its five
     sizes from 512 MiB up identify none of the realistic model's fabric terms either: each
-    moves its log times by less than :data:`MEASURED_SENSITIVITY`.)
+    moves its log times by less than :data:`MEASURED_SENSITIVITY`.) A set of several
+    algorithms is NCCL's own choice among them, fitted as an unpinned run is, by the ring line
+    (:func:`_choice_line`); a set without ring (``tree,nvls``, ``^ring``) has no one line.
 
     >>> _no_formula_refusal([("all_reduce", "collnetchain")]).split("; ")[0]
     'nothing could be fitted: every row ran with NCCL_ALGO pinned to collnetchain (all_reduce), which the alpha-beta calibration has no formula for (it fits NCCL_ALGO ring, tree, nvls)'
+    >>> _no_formula_refusal([("all_reduce", "tree,nvls")]).split("; ")[0]
+    "nothing could be fitted: every row ran with NCCL_ALGO leaving NCCL the choice among tree,nvls (all_reduce), a set without ring, whose choice the alpha-beta calibration has no one line for (it fits NCCL's own choice by the ring line, and NCCL_ALGO ring, tree, nvls pinned)"
     """
-    pinned = ", ".join(sorted({a for _, a in groups}))
+    from costmodel.nccl.names import is_choice_set
+
+    pinned = ", ".join(sorted({a for _, a in groups if not is_choice_set(a)}))
+    sets = " and ".join(sorted({a for _, a in groups if is_choice_set(a)}))
     ops = ", ".join(sorted({o for o, _ in groups}))
     fitted = ", ".join(_TEXTBOOK_ALGORITHM)
+    if sets:
+        ran = f"leaving NCCL the choice among {sets}" + (
+            f" or pinned to {pinned}" if pinned else ""
+        )
+        why = (
+            f"a set without ring, whose choice the alpha-beta calibration has no one line for "
+            f"(it fits NCCL's own choice by the ring line, and NCCL_ALGO {fitted} pinned)"
+        )
+    else:
+        ran = f"pinned to {pinned}"
+        why = f"which the alpha-beta calibration has no formula for (it fits NCCL_ALGO {fitted})"
     return (
-        f"nothing could be fitted: every row ran with NCCL_ALGO pinned to {pinned} ({ops}), "
-        f"which the alpha-beta calibration has no formula for (it fits NCCL_ALGO {fitted}); "
+        f"nothing could be fitted: every row ran with NCCL_ALGO {ran} ({ops}), {why}; "
         "calibrate a run with NCCL_ALGO=Ring or Tree, or unpinned (NCCL's own choice), and "
         "compare this one without calibrating (validate compare, the Validate page)"
     )
@@ -630,26 +729,20 @@ def _shape_columns(
     return df
 
 
-def _pinned(value: Any, normalize: Callable[[str], str]) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value != value:
-        return "auto"
-    return normalize(str(value))
-
-
 def _segments(
     df: pd.DataFrame, base: Any, skipped: list[str]
 ) -> dict[str, list[tuple[str, Segment]]]:
-    """(op, launch-shape rows) per level of the rows (nodes/ranks already known)."""
-    from costmodel import nccl
-
+    """(op, launch-shape rows) per level of the rows (nodes/ranks already known); each row's
+    algorithm and protocol as NCCL ran it (:func:`_choice`: a set stays a set, so the model
+    chooses among its members, as ``validate compare`` predicts the rows)."""
     rows = df.copy()
     none = [None] * len(rows)
     rows["_algo"] = [
-        _pinned(_applied(op, v, "NCCL_ALGO"), nccl.normalize_algorithm)
+        _choice(op, v, "NCCL_ALGO")
         for op, v in zip(rows["op"], rows["algo_env"] if "algo_env" in rows else none, strict=True)
     ]
     rows["_proto"] = [
-        _pinned(_applied(op, v, "NCCL_PROTO"), nccl.normalize_protocol)
+        _choice(op, v, "NCCL_PROTO")
         for op, v in zip(
             rows["op"], rows["proto_env"] if "proto_env" in rows else none, strict=True
         )

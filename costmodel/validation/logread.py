@@ -1147,6 +1147,35 @@ class BandCheck:
         )
 
 
+def _fit_names(op: str, algo: str) -> set[str]:
+    """The alpha-beta fits' names (textbook, or NCCL's lower-case spelling where none) that
+    answer a row NCCL ran under ``algo``: its own, or a set's members' (NCCL's choice).
+
+    >>> sorted(_fit_names("all_reduce", "Ring,Tree")), sorted(_fit_names("broadcast", "Ring"))
+    (['ring', 'tree'], ['chain'])
+    """
+    from costmodel import tables
+    from costmodel.hardware import textbook_algorithm
+    from costmodel.nccl.names import canonical_choice, is_choice_set, set_members
+
+    try:
+        text = canonical_choice(algo, "algorithm")
+    except ValueError:
+        return {algo.lower()}
+    names = (
+        set_members(text, tables.NCCL_OP_ALGORITHMS.get(op, ("ring",)))
+        if is_choice_set(text)
+        else [text]
+    )
+    out = set()
+    for name in names:
+        try:
+            out.add(textbook_algorithm(op, name))
+        except ValueError:
+            out.add(name.lower())
+    return out
+
+
 def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     """The expected error of a comparison predicted with a calibration's alpha-beta fits
     (``validate compare --calibration``): each row's band is the largest |busbw error| its
@@ -1160,7 +1189,7 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     """
     import numpy as np
 
-    from costmodel.nccl.names import nccl_list_for, normalize_algorithm
+    from costmodel.nccl.names import nccl_list_for
     from costmodel.uncertainty import ONE_MIB
 
     label = f"calibration {calibration.name}"
@@ -1203,11 +1232,7 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
             unfitted.add(int(n))
         fits = at
         if isinstance(algo, str):
-            try:
-                name = normalize_algorithm(algo)
-            except ValueError:
-                name = algo.lower()
-            fits = [f for f in fits if f.algorithm == name] or fits
+            fits = [f for f in fits if f.algorithm in _fit_names(str(op), algo)] or fits
         widths = [
             f.cv_max_abs_rel_error_ge_1mib
             if m >= ONE_MIB and f.cv_max_abs_rel_error_ge_1mib == f.cv_max_abs_rel_error_ge_1mib

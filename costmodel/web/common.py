@@ -1318,8 +1318,9 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     """Parse a text input through ``costmodel.units``; on failure show the error, return None.
 
     Every such box takes one number, so digits grouped by commas in threes are one number
-    (``65,536`` is 65536, :func:`costmodel.units.ungroup_thousands`): no box of the app takes
-    a list, and a comma there never separates two values."""
+    (``65,536`` is 65536, :func:`costmodel.units.ungroup_thousands`): no number box of the app
+    takes a list, and a comma there never separates two values (the Collectives page's
+    Algorithms (NCCL_ALGO) box, a set of names, is not read here)."""
     from costmodel.units import ungroup_thousands
 
     read = ungroup_thousands(text)
@@ -2215,7 +2216,12 @@ def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None)
 
 
 def calibration_notes(
-    op: str, cluster: str, nodes: int, gpus_per_node: int | None, model: str
+    op: str,
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    algorithm: str = "auto",
 ) -> None:
     """Say what a calibrated cluster's prediction warns of (a level the calibration did not
     measure answered by the uncalibrated model, a duplex share not measured, ...), as yellow
@@ -2233,7 +2239,13 @@ def calibration_notes(
             return
         _, said = calibration_warnings(
             lambda: predict_collective(
-                op, 2.0**20, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
+                op,
+                2.0**20,
+                cluster,
+                nodes=nodes,
+                gpus_per_node=gpus_per_node,
+                algorithm=algorithm,
+                model=model,
             )
         )
     except ValueError:  # refused: the page says the refusal beside its own prediction
@@ -2242,10 +2254,16 @@ def calibration_notes(
 
 
 def prediction_band(
-    op: str, size: Any, cluster: str, nodes: int, gpus_per_node: int | None, model: str
+    op: str,
+    size: Any,
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    algorithm: str = "auto",
 ) -> Any:
     """The :class:`costmodel.uncertainty.ErrorBand` of a prediction (predict_collective; one
-    size or an array of sizes)."""
+    size or an array of sizes; ``algorithm`` as the prediction's: a name, a set, or auto)."""
     import numpy as np
 
     from costmodel import predict
@@ -2256,6 +2274,7 @@ def prediction_band(
         cluster,
         nodes=nodes,
         gpus_per_node=gpus_per_node,
+        algorithm=algorithm,
         model=model,
     ).error_band
 

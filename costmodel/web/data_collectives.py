@@ -63,27 +63,71 @@ def size_grid(size: float) -> np.ndarray:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def algorithms_on_cluster(
-    op: str, cluster: str, nodes: int, gpus_per_node: int | None, model: str, size: float
+    op: str,
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    size: float,
+    algorithm: str = "auto",
 ):
-    """:func:`costmodel.predict.predict_all_algorithms` over :func:`size_grid` (cached)."""
-    from costmodel.predict import predict_all_algorithms
+    """:func:`costmodel.predict.predict_all_algorithms` over :func:`size_grid` (cached).
 
-    return predict_all_algorithms(
+    Every algorithm pinned, each row as before; with ``algorithm`` a name or a set (the
+    NCCL_ALGO box), the model's choice (``chosen``, ``choice``) is
+    :func:`~costmodel.predict.predict_collective`'s under it, the headline's."""
+    from dataclasses import replace
+
+    from costmodel.predict import predict_all_algorithms, predict_collective
+
+    r = predict_all_algorithms(
         op, size_grid(size), cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
     )
+    if algorithm == "auto":
+        return r
+    choice = predict_collective(
+        op, size_grid(size), cluster, nodes, gpus_per_node, algorithm, model=model
+    )
+    frame = r.frame.copy()
+    if len(frame):
+        by_size = dict(
+            zip(
+                np.asarray(choice.message_bytes, float).ravel(),
+                np.atleast_1d(np.asarray(choice.algorithm)).astype(str),
+                strict=True,
+            )
+        )
+        frame["chosen"] = [
+            by_size.get(float(m)) == a
+            for m, a in zip(frame["message_bytes"], frame["algorithm"], strict=True)
+        ]
+    return replace(r, frame=frame, choice=choice)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def models_at_size(
-    op: str, cluster: str, nodes: int, gpus_per_node: int | None, models: tuple[str, ...], size
+    op: str,
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    models: tuple[str, ...],
+    size,
+    algorithms: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """:func:`costmodel.predict.predict_collective` of each model at one size (any size)."""
+    """:func:`costmodel.predict.predict_collective` of each model at one size (any size),
+    each with its entry of ``algorithms`` (default: each model's own choice, ``auto``)."""
     from costmodel.predict import predict_collective
 
     rows = []
-    for model in models:
+    for model, algorithm in zip(models, algorithms or ("auto",) * len(models), strict=True):
         p = predict_collective(
-            op, float(size), cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
+            op,
+            float(size),
+            cluster,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            algorithm=algorithm,
+            model=model,
         )
         rows.append(
             {

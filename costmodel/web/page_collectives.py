@@ -87,6 +87,31 @@ BANDWIDTH_BOX = "Link bandwidth B, per direction [B/s]"
 LATENCY_BOX = "Latency per step alpha [s]"
 
 
+#: The cluster view's NCCL_ALGO box: empty is the model's own choice; one name pins it; a set
+#: as NCCL_ALGO writes one ("ring,tree": the fastest of those; "^nvls": all but NVLS) restricts
+#: the choice, as `collective --cluster ... --algorithm ring,tree` and the API's
+#: ``predict_collective(..., algorithm="ring,tree")`` (one road: the same function).
+ALGO_BOX = "Algorithms (NCCL_ALGO)"
+ALGO_KEY = "coll_algo"
+#: the models that choose among NCCL's algorithms: the box restricts their choice in every row
+#: (the "NCCL's choice" metric, every model's table); the headline's model always takes it
+NCCL_CHOOSERS = ("nccl", "nccl-table", "calibrated")
+
+
+def _shares(model: str, other: str) -> bool:
+    """Whether ``other``'s prediction takes the box's value read for ``model``: the same model,
+    or both choosing among NCCL's algorithms (NCCL_ALGO applies to both)."""
+    return other == model or (model in NCCL_CHOOSERS and other in NCCL_CHOOSERS)
+
+
+def _algorithm(text: str, op: str, model: str) -> str:
+    """The NCCL_ALGO box's value for ``model``: ``"auto"`` when empty, else the name or set
+    as :func:`costmodel.models.check_algorithm` reads it (ValueError naming ``algorithm`` and
+    the allowed names: an unknown name, a set under a model that chooses nothing)."""
+    text = (text or "").strip()
+    return models.check_algorithm(model, op, text) if text else "auto"
+
+
 def _link_rate(text: str, *, name: str = BANDWIDTH_BOX) -> float:
     """The Link bandwidth box's rate [B/s], in the CLI's range (1 MB/s..1 PB/s), named by the box."""
     LIMITS["bandwidth"].check(name, text.strip())  # said as typed, in the range's words
@@ -140,7 +165,7 @@ def _inputs() -> dict:
         text_key=SIZE_TEXT,
     )
     if view == "cluster":
-        c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
+        c0, c1, c2, c3, c4 = st.columns([1.2, 0.8, 0.9, 1.3, 1.0], vertical_alignment="bottom")
         clusters = data.preset_names("cluster")
         cluster = bound_choice(
             c0,
@@ -169,6 +194,15 @@ def _inputs() -> dict:
             key="coll_model",
             help=data.MODELS_HELP,
         )
+        algorithm = c4.text_input(
+            ALGO_BOX,
+            value="",
+            key=ALGO_KEY,
+            bind=QP,
+            placeholder="all",
+            help="Empty: the model's choice. A name pins it; ring,tree: the fastest of those; "
+            "^nvls: all but NVLS (as NCCL_ALGO, and the CLI's collective)",
+        )
         return {
             "view": view,
             "op": op,
@@ -177,6 +211,7 @@ def _inputs() -> dict:
             "nodes": nodes,
             "gpus": gpus,
             "model": model,
+            "algorithm": algorithm,
             "pin": _pin_inputs(clusters, st),
             "ranks_slot": ranks_slot,
         }
@@ -511,12 +546,23 @@ def _cluster(inp: dict) -> None:
     if size is None:
         return
     r = at_size = None
-    with section("Nodes / GPUs per node", _A_BOXES):
+    algorithm = None
+    with section(ALGO_BOX, {"algorithm": ALGO_BOX}):
+        algorithm = _algorithm(inp["algorithm"], op, model)
+    if algorithm is None:  # refused in red, naming the box and the allowed names
+        return
+    inp["algo"] = algorithm
+    with section("Nodes / GPUs per node", {**_A_BOXES, "algorithm": ALGO_BOX}):
         check_boxes({"nodes": inp["nodes"], "gpus_per_node": inp["gpus"]}, _A_BOXES)
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
         nodes = int(inp["nodes"])
         models = tuple(dict.fromkeys((*data.answer_models(inp["cluster"]), "nccl-table")))
-        at_size = data_collectives.models_at_size(op, inp["cluster"], nodes, gpus, models, size)
+        # the headline's model under the box's value, and NCCL's models with it where it is
+        # NCCL_ALGO (a lesson or textbook name, binomial_tree, is no NCCL algorithm)
+        algos = tuple(algorithm if _shares(model, m) else "auto" for m in models)
+        at_size = data_collectives.models_at_size(
+            op, inp["cluster"], nodes, gpus, models, size, algos
+        )
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
@@ -529,7 +575,7 @@ def _cluster(inp: dict) -> None:
             f"model {model}",
             format_duration(chosen["time_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )
-        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
+        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model, algorithm)
         m = headline(4)
         # on a phone the band's times under the Time (the caption is a screen below it there)
         headline_time(m[0], "Time", float(chosen["time_s"]), band, help=f"model {model}")
@@ -537,15 +583,17 @@ def _cluster(inp: dict) -> None:
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         accuracy_caption(band, time_s=float(chosen["time_s"]))
-        calibration_notes(op, inp["cluster"], nodes, gpus, model)
+        calibration_notes(op, inp["cluster"], nodes, gpus, model, algorithm)
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
-        r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
+        r = data_collectives.algorithms_on_cluster(
+            op, inp["cluster"], nodes, gpus, model, size, algorithm
+        )
         _algorithms(inp, r, size)
     if r is None or at_size is None:
         return
     if inp["pin"] is not None:
-        with section("Configuration B", _B_BOXES):
+        with section("Configuration B", {**_B_BOXES, "algorithm": ALGO_BOX}):
             _side_by_side(inp, r, size)
     # every model's curves are the secondary answer: drawn on request, so the first view
     # renders the answer (metrics, table, one chart) with less for the browser to draw
@@ -652,8 +700,10 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     pin = inp["pin"]
     check_boxes({"nodes": pin["nodes"], "gpus_per_node": pin["gpus"]}, _B_BOXES)
     gpus = None if pin["gpus"] is None else int(pin["gpus"])
+    # B runs under the same NCCL_ALGO where its model chooses among NCCL's algorithms too
+    algo_b = inp["algo"] if _shares(inp["model"], pin["model"]) else "auto"
     rb = data_collectives.algorithms_on_cluster(
-        inp["op"], pin["cluster"], int(pin["nodes"]), gpus, pin["model"], size
+        inp["op"], pin["cluster"], int(pin["nodes"]), gpus, pin["model"], size, algo_b
     )
     a_label, b_label = _label(inp), _label(pin)
     st.markdown(f"**Side by side: A = {a_label}; B = {b_label}**")
@@ -665,8 +715,11 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     if len(here):
         row = here.iloc[0]
         ba, bb = (
-            prediction_band(inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"])
-            for cfg, g in ((inp, None if inp["gpus"] is None else int(inp["gpus"])), (pin, gpus))
+            prediction_band(inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"], a)
+            for cfg, g, a in (
+                (inp, None if inp["gpus"] is None else int(inp["gpus"]), inp["algo"]),
+                (pin, gpus, algo_b),
+            )
         )
         m = st.columns(4)
         # B's time with its own band, as A's headline (64 nodes: extrapolated, said below)

@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _whole(value: Any) -> int:
+    """A count of the -J file's config (``nthreads``, ``ngpus``), 1 where absent or not a
+    whole number >= 1 (nccl-tests' default for both)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+
+
 def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFrame:
     if not isinstance(data, dict) or "results" not in data:
         if isinstance(data, dict) and "version" in data and ("config" in data or "args" in data):
@@ -32,11 +38,16 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
     # "devices" key before the config object closes, every -J version so far); a top-level
     # list is read too
     devices = data.get("devices") or config.get("devices") or []
+    # one entry per process, not per rank: each process prints one "#  Rank" line per GPU it
+    # drives, and the writer keeps the first line of each (src/util.cu writeDeviceReport's
+    # parseRankInfo, every -J version so far), so a process stands for its threads x GPUs
+    # (-t x -g): `all_reduce_perf -g 8 -J` lists one device and ran 8 ranks
+    per_process = _whole(config.get("nthreads")) * _whole(config.get("ngpus"))
     hosts: dict[str, int] = {}
     for device in devices:
         host = str(device.get("hostname", ""))
-        hosts[host] = hosts.get(host, 0) + 1
-    ranks = len(devices) or None
+        hosts[host] = hosts.get(host, 0) + per_process
+    ranks = len(devices) * per_process or None
     nodes = len(hosts) if devices else None
     counts = set(hosts.values())
     gpus_per_node = counts.pop() if len(counts) == 1 else None
@@ -52,7 +63,10 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
         match = _PERF_RE.search(args)
         op = NCCL_TESTS_OPS.get(match.group(1), match.group(1)) if match else None
     oob = data.get("out_of_bounds") or {}
-    failed = oob.get("okay") is False
+    # nccl-tests writes its booleans as the strings "true" / "false" (src/util.cu jsonBool)
+    okay = oob.get("okay")
+    okay = {"true": True, "false": False}.get(okay.lower(), okay) if isinstance(okay, str) else okay
+    failed = okay is False
     nccl_version = data.get("nccl_version")
     if isinstance(nccl_version, int) or (isinstance(nccl_version, str) and nccl_version.isdigit()):
         nccl_version = _library_version(str(nccl_version))
@@ -141,7 +155,7 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
             "args": args,
             "hosts": sorted(hosts),
             "out_of_bounds": oob.get("count"),
-            "out_of_bounds_ok": oob.get("okay"),
+            "out_of_bounds_ok": okay,
             "nccl_version": nccl_version,
             "nccl_tests_version": tests_version,
             "avg_busbw_bytes_per_s": float(
