@@ -151,3 +151,18 @@ def test_the_step_page_lists_it() -> None:
     said = [m.value for m in at.markdown if "Changes that make it fit" in m.value]
     assert len(said) == 1
     assert f"- **{BUCKET_VIEW_CHANGE}**: 80 GB per GPU" in said[0]
+
+
+def test_the_memory_page_names_it_at_zero_0() -> None:
+    """The Memory page's own "What makes it fit" at ZeRO-0 names the view, in the CLI's words,
+    with the memory the page's own switch gives; not once the switch is on."""
+    query = {"params": "4.9B", "dp_ranks": "8"}
+    on = open_page("page_memory.py", {**query, "mem_bucket_view": "true"})
+    want = {m.label: m.value for m in on.metric}["Memory per GPU, ZeRO-0"]
+    at = open_page("page_memory.py", query)
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    said = [w.value for w in at.warning if "Does not fit" in w.value]
+    assert len(said) == 1
+    assert f"What makes it fit: {BUCKET_VIEW_CHANGE}: {want} per GPU" in said[0]
+    assert not [w.value for w in on.warning if BUCKET_VIEW_CHANGE in w.value]
