@@ -426,7 +426,7 @@ def sweep_dask_frame(
         ]
         tables: list[pa.Table] = client.gather(futures)
     tables = list(sw.RowErrors().watch(iter(tables)))  # every row failed: refused, as locally
-    return sw._unify(tables).to_pandas()
+    return sw.to_frame(sw._unify(tables))
 
 
 def read_dataset(folder: str | os.PathLike[str]) -> pd.DataFrame:
@@ -449,4 +449,4 @@ def read_dataset(folder: str | os.PathLike[str]) -> pd.DataFrame:
             f"(first: {PART_NAME.format(missing[0])}); rerun the sweep to finish it"
         )
     tables = [pq.read_table(p / PART_NAME.format(i)) for i in range(doc["partitions"])]
-    return sw._unify(tables).to_pandas()
+    return sw.to_frame(sw._unify(tables))

@@ -34,7 +34,10 @@ def _step_json(preset: str, ranks: int, *extra: str) -> dict:
 
 
 def _py(v):
-    """A DataFrame cell as a Python value (numpy scalars' ``.item()``)."""
+    """A DataFrame cell as a Python value (numpy scalars' ``.item()``; an Int64 column's <NA>
+    None, as JSON's null)."""
+    if v is pd.NA:
+        return None
     return v.item() if hasattr(v, "item") else v
 
 

@@ -135,11 +135,13 @@ def test_a_sweep_row_of_fsdp_or_hsdp_has_no_bucket(tmp_path, suffix):
         assert str(pq.read_schema(out).field("bucket_cap_bytes").type) == "int64"  # nulls, not 0
 
 
-def test_the_api_sweep_gives_nan_where_the_bucket_is_not_applied():
+def test_the_api_sweep_gives_na_where_the_bucket_is_not_applied():
+    """Empty where not applied: <NA> in the integer column (pandas Int64), the others whole."""
     df = cm.sweep(kind="step", preset="dgx-h100", arch="llama-2-7b", nodes=2,
                   strategy="zero2,fsdp", bucket_cap="50MB")  # fmt: skip
     by = dict(zip(df["strategy"].astype(str), df["bucket_cap_bytes"], strict=True))
-    assert by["zero2"] == 50_000_000 and np.isnan(by["fsdp"])
+    assert by["zero2"] == 50_000_000 and pd.isna(by["fsdp"])
+    assert df["bucket_cap_bytes"].dtype == "Int64"
 
 
 # --- the scaling table's rows: the compute share beside the scaling efficiency -----------------------

@@ -27,7 +27,7 @@ from costmodel.strategy import strategy_step
 from costmodel.strategy.advisor import candidate_layouts
 from costmodel.strategy.layout import LAYOUT_KEYS
 from costmodel.strategy.step import measured_peak_flops, model_flops_per_token
-from costmodel.sweep import evaluate_rows, make_grid
+from costmodel.sweep import evaluate_rows, make_grid, to_frame
 from costmodel.sweep.evaluate import STEP_COLUMNS, join_notes
 from costmodel.training import load_price, training_cost
 
@@ -80,7 +80,8 @@ HSDP_GROUPS = {
 
 
 def _float(x: object) -> float:
-    return float("nan") if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)  # type: ignore[arg-type]
+    missing = x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+    return float("nan") if missing else float(x)  # type: ignore[arg-type]
 
 
 def _same(got: object, want: object, where: str) -> None:
@@ -98,7 +99,8 @@ def _same(got: object, want: object, where: str) -> None:
 
 def _axis(row: pd.Series, name: str, default: object) -> object:
     v = row.get(name, default)
-    return default if v is None or (isinstance(v, float) and math.isnan(v)) else v
+    # NaN in a float column, <NA> in an integer one with empty rows (Int64)
+    return default if v is None or pd.isna(v) else v
 
 
 def _direct_step(row: pd.Series) -> cm.strategy.StrategyStep:
@@ -336,7 +338,7 @@ def test_row_ranges_price_the_same_rows_as_the_whole_sweep(all_h100):
     grid = make_grid(ALL_H100, kind="step")
     cut = [0, 7, 30, grid.rows]
     parts = pd.concat(
-        [evaluate_rows(grid, a, b).to_pandas() for a, b in zip(cut, cut[1:], strict=False)],
+        [to_frame(evaluate_rows(grid, a, b)) for a, b in zip(cut, cut[1:], strict=False)],
         ignore_index=True,
     )
     pd.testing.assert_frame_equal(parts.astype(object), all_h100.astype(object), check_exact=True)

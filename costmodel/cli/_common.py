@@ -893,6 +893,8 @@ def _jsonable(value: Any) -> Any:
         return _jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if type(value).__name__ == "NAType":  # pandas' missing value (an Int64 sweep column's)
+        return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if hasattr(value, "model_dump"):

@@ -1276,10 +1276,10 @@ def _sweep_run(
         tally = sw.RowErrors()
         if as_json:  # a JSON array of row objects, streamed chunk by chunk; its "[" comes
             # with the first row, so a sweep refused (every row failed) prints nothing
-            from ..sweep.output import plain_errors
+            from ..sweep.output import plain_errors, to_frame
 
             for table in tally.watch(sw.iter_sweep(grid, chunk_rows)):
-                for rec in _records(plain_errors(table).to_pandas()):
+                for rec in _records(to_frame(plain_errors(table))):
                     sys.stdout.write(("[\n" if first else ",\n") + json.dumps(rec))
                     first = False
             sys.stdout.write("[]\n" if first else "\n]\n")

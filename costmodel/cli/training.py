@@ -916,6 +916,13 @@ def _memory_fit(
     )
 
 
+def _missing(value: Any) -> bool:
+    """A sweep cell with no value: NaN in a float column, ``<NA>`` in an ``Int64`` one."""
+    import math
+
+    return (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
+
+
 def _memory_all_out(
     axes: dict[str, Any], arch: str | None, as_json: bool, fit_kw: dict[str, Any] | None = None
 ) -> None:
@@ -924,15 +931,13 @@ def _memory_all_out(
     the rows in the sweep's columns) or a table of memory per GPU and fit. Where no layout
     fits, what makes fsdp fit (:func:`_memory_fit` of ``fit_kw``; ``fit_suggestions`` in
     JSON), as ``step --strategy all`` says it."""
-    import math
 
     from .. import sweep as sweep_mod
     from ..sweep.evaluate import NOTES_SEPARATOR
 
     df = sweep_mod.sweep(kind="memory", **axes)
     rows: list[dict[str, Any]] = [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-        for r in df.to_dict("records")
+        {k: (None if _missing(v) else v) for k, v in r.items()} for r in df.to_dict("records")
     ]
     for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
         r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]

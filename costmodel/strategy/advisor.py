@@ -10,10 +10,12 @@ rest by memory.
 predictions.
 
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
-changes a user can make (recomputation, a ZeRO stage or FSDP, a larger HSDP group, a smaller
-micro-batch with more accumulation, more GPUs, a larger card), each evaluated the same way,
-those that fit ranked by cost: GPU-seconds per token (``ranks x step / tokens per step``, what a
-run costs at one price per GPU-hour), then by memory.
+changes a user can make (recomputation, DDP's ``gradient_as_bucket_view``, a ZeRO stage or
+FSDP, a larger HSDP group, a smaller micro-batch with more accumulation, more GPUs, a larger
+card), each evaluated the same way, those that fit ranked by cost: GPU-seconds per token
+(``ranks x step / tokens per step``, what a run costs at one price per GPU-hour), then by
+memory. The bucket view is offered where the strategy is ddp, the view is off and it drops a
+bucket copy (two ranks or more); its step time is the base's, so its cost change is 0.
 """
 
 from __future__ import annotations
@@ -693,7 +695,7 @@ class FitChange:
     """One change to a configuration, evaluated: what it is, its memory and its step."""
 
     change: str  # human words: "recompute full", "fsdp", "micro-batch 1 x 4 accumulation", ...
-    kind: str  # recompute | strategy | micro_batch | more_gpus | larger_card
+    kind: str  # recompute | bucket_view | strategy | micro_batch | more_gpus | larger_card
     updates: dict[str, Any]  # the keyword changes (strategy_step's names)
     step: StrategyStep
 
@@ -786,7 +788,8 @@ class FitAdvice:
         ok = [c for c in self.changes if c.fits][:top]
         if not ok:
             lines.append(
-                "  none of the changes tried fits (recompute, sharding, micro-batch, GPUs, cards)"
+                "  none of the changes tried fits (recompute, bucket view, sharding, micro-batch, "
+                "GPUs, cards)"
             )
         for c in ok:
             d = c.as_dict(b)
@@ -811,6 +814,12 @@ class FitAdvice:
 
 
 _SHARDING_ORDER = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
+
+BUCKET_VIEW_CHANGE = "gradient_as_bucket_view (no bucket copy)"
+"""The words of :func:`fit_suggestions`' ddp change that turns on PyTorch's
+``gradient_as_bucket_view`` (the gradients are views into DDP's all-reduce buckets, so the
+bucket copy, ``P g`` bytes per GPU, is not held; :func:`.memory._ddp_buckets_bytes`): the same
+step time (:attr:`FitChange.kind` ``bucket_view``)."""
 
 
 def more_sharded_zero3(
@@ -909,6 +918,17 @@ def fit_suggestions(
         # (selective is still tried with FlashAttention here, as before)
         for r in recompute_choices(recompute, flash_attention=False):
             cands.append((f"recompute {r}", "recompute", {"recompute": r}))
+    # DDP's gradient_as_bucket_view, where it is off and drops a bucket copy (two ranks up):
+    # the same step, less memory (evaluated here, once, to know it saves something)
+    done: dict[str, StrategyStep] = {}
+    if strategy == "ddp" and step_kwargs.get("gradient_as_bucket_view") is not True:
+        try:
+            view = ev(gradient_as_bucket_view=True)
+        except ValueError:
+            view = None
+        if view is not None and view.memory_bytes < base.memory_bytes:
+            done[BUCKET_VIEW_CHANGE] = view
+            cands.append((BUCKET_VIEW_CHANGE, "bucket_view", {"gradient_as_bucket_view": True}))
     i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
     for s in _SHARDING_ORDER[i + 1 : 4]:
         cands.append((s, "strategy", {"strategy": s}))
@@ -921,7 +941,7 @@ def fit_suggestions(
         cands += [
             (f"{w} and recompute full", k, {**u, "recompute": "full"})
             for w, k, u in list(cands)
-            if k == "strategy"
+            if k in ("strategy", "bucket_view")
         ]
     if micro_batch > 1:
         mb, acc = micro_batch, accumulation
@@ -978,7 +998,7 @@ def fit_suggestions(
     changes = []
     for words, kind, upd in cands:
         try:
-            changes.append(FitChange(words, kind, upd, ev(**upd)))
+            changes.append(FitChange(words, kind, upd, done.get(words) or ev(**upd)))
         except ValueError:
             continue
     # more GPUs: only the fewest nodes that fit, per variant (same strategy, or with fsdp)

@@ -79,6 +79,7 @@ from .output import (
     output_format,
     read_table,
     text_ready,
+    to_frame,
     write_table,
 )
 
@@ -110,6 +111,7 @@ __all__ = [
     "sweep",
     "sweep_to_file",
     "text_ready",
+    "to_frame",
     "write_table",
     "write_text_atomic",
 ]
@@ -176,8 +178,10 @@ def sweep(
     -------
     pandas.DataFrame
         Inputs then outputs, one row per combination; names carry units (``size_bytes``,
-        ``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``memory_GB``). With ``engine="dask"`` and
-        ``output``, the dataset's summary.
+        ``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``memory_GB``). An integer column with an
+        empty row (a refused row's ``nodes``, ``group_size`` off hsdp) is pandas' ``Int64``,
+        ``<NA>`` there (:func:`~.output.to_frame`). With ``engine="dask"`` and ``output``, the
+        dataset's summary.
 
     Examples
     --------
@@ -213,7 +217,7 @@ def sweep(
             "stream it to a file with cm.sweep.sweep_to_file(path, ...)"
         )
     tables = list(RowErrors().watch(iter_sweep(g, chunk_rows)))  # every row failed: refused
-    return _unify(tables).to_pandas()
+    return to_frame(_unify(tables))
 
 
 def sweep_to_file(

@@ -88,6 +88,21 @@ BOOLEAN_COLUMNS = (
     "collnet",
 )
 
+#: The sweeps' integer columns that a row may leave empty: ``nodes``, ``gpus_per_node``,
+#: ``tokens_per_step`` and ``steps`` of a row refused (``preset=all`` with a ``ranks`` axis: 12
+#: GPUs of 8-GPU nodes), ``group_size`` off hsdp, ``bucket_cap_bytes`` off ddp/zero1/zero2. A
+#: CSV keeps no type for such a column with no value in any row, so :func:`read_table` reads it
+#: back as integers with nulls, as the Parquet file holds it (:func:`to_frame`: pandas'
+#: ``Int64``).
+NULLABLE_INTEGER_COLUMNS = (
+    "nodes",
+    "gpus_per_node",
+    "group_size",
+    "bucket_cap_bytes",
+    "tokens_per_step",
+    "steps",
+)
+
 #: Whole numbers up to this magnitude are exact in a float64 (2**53) and written with one
 #: decimal (:func:`csv_ready`).
 _EXACT_WHOLE = 2.0**53
@@ -105,6 +120,35 @@ def _is_text(t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         t = t.value_type
     return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """A sweep's Arrow table as the DataFrame every surface gives (:func:`costmodel.sweep.sweep`,
+    :func:`read_table` of CSV and Parquet, the Dask engine's frame): an integer column that
+    holds a null (a refused row's ``nodes``, ``group_size`` off hsdp) is pandas' nullable
+    ``Int64``, its values integers and the empty rows ``<NA>``; pyarrow's own conversion made
+    it float64, ``2.0`` beside NaN. An integer column with a value in every row stays
+    ``int64``, as before; every other column is pyarrow's conversion.
+
+    >>> import pyarrow as pa
+    >>> df = to_frame(pa.table({"nodes": pa.array([2, None]), "ranks": [16, 12]}))
+    >>> [str(t) for t in df.dtypes], df["nodes"].tolist()
+    (['Int64', 'int64'], [2, <NA>])
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    nullable = [
+        f.name
+        for f, col in zip(table.schema, table.columns, strict=True)
+        if pa.types.is_integer(f.type) and col.null_count
+    ]
+    df = table.to_pandas()
+    if nullable:  # the sweeps' integers are int64: each such column as Int64
+        ints = table.select(nullable).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        for name in nullable:
+            df[name] = ints[name].astype("Int64")
+    return df
 
 
 def text_ready(table: pa.Table) -> pa.Table:
@@ -334,7 +378,9 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     every column comes back with the type the Parquet file gives it: CSV integers stay
     integers, a float column of whole numbers stays a float (:func:`csv_ready` writes it with
     one decimal), and a boolean column with no value in any row stays boolean
-    (:data:`BOOLEAN_COLUMNS`).
+    (:data:`BOOLEAN_COLUMNS`), an integer column with no value in any row stays integer
+    (:data:`NULLABLE_INTEGER_COLUMNS`), and an integer column with an empty row is ``Int64``
+    from either format, as :func:`to_frame` makes the sweep's own DataFrame.
     """
     import pyarrow as pa
 
@@ -346,15 +392,26 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     else:
         import pyarrow.csv as pacsv
 
-        # a quoted "" is text (the writer quotes every text cell); an unquoted empty or nan is
-        # a missing number
+        # a quoted "" is text (the writer quotes every text cell); an unquoted empty is a
+        # missing value (an integer's or a boolean's, a float's null); a float's NaN is written
+        # nan and read as NaN, so a float column of whole numbers beside NaN (comm_contention 0
+        # of a refused row) stays a float, not integers with nulls
         table = pacsv.read_csv(
-            str(path), convert_options=pacsv.ConvertOptions(quoted_strings_can_be_null=False)
+            str(path),
+            convert_options=pacsv.ConvertOptions(
+                null_values=[""], quoted_strings_can_be_null=False
+            ),
         )
         fields, columns = [], []
         for f, col in zip(table.schema, table.columns, strict=True):
             if pa.types.is_null(f.type):  # nothing in any row: a boolean or a number
-                kind = pa.bool_() if f.name in BOOLEAN_COLUMNS else pa.float64()
+                kind = (
+                    pa.bool_()
+                    if f.name in BOOLEAN_COLUMNS
+                    else pa.int64()
+                    if f.name in NULLABLE_INTEGER_COLUMNS
+                    else pa.float64()
+                )
                 f, col = pa.field(f.name, kind), col.cast(kind)
             elif pa.types.is_date(f.type) or pa.types.is_timestamp(f.type):
                 # a date written as text (a step sweep's price_date) is text, as the sweep gives
@@ -367,7 +424,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             fields.append(f)
             columns.append(col)
         table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-    return text_ready(table).to_pandas()
+    return to_frame(text_ready(table))
 
 
 @dataclass(frozen=True)

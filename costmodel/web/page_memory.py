@@ -761,7 +761,9 @@ def _more_sharded(layout3: tuple | None, ranks: int) -> list[tuple[str, tuple]]:
 
 
 def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
-    """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
+    """Say first that it does not fit, and what would: at ZeRO-0 DDP's
+    ``gradient_as_bucket_view`` where it is off and alone makes it fit (the CLI's list names
+    it too), the recomputation the CLI's ``memory``
     names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
     stage at these ranks, or at ZeRO-3 a layout that shards more (:func:`_more_sharded`: hsdp
     g=8 or fsdp without resharding said nothing fitted, where the CLI named fsdp and recompute
@@ -783,6 +785,21 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         return t[3]
 
     changes = []
+    if stage == 0 and not inp.get("bucket_view") and ranks > 1:
+        # DDP's gradient_as_bucket_view drops the bucket copy at no step cost: said first, in
+        # the words of the CLI's list (fit_suggestions), where it alone makes ZeRO-0 fit
+        from costmodel.strategy.advisor import BUCKET_VIEW_CHANGE
+
+        t0 = data.memory_by_stage(
+            inp["params"],
+            ranks,
+            _arch(inp),
+            layout3=inp.get("layout3"),
+            bucket_view=True,
+            **kw,
+        )[1][0]
+        if t0 <= capacity:
+            changes.append(f"{BUCKET_VIEW_CHANGE}: {format_bytes(t0)} per GPU")
     both = None  # (stage, mode, total) of the cheapest mode that fits only with a higher stage
     both_alt: list[str] = []  # the same for the ZeRO-3 layouts, said
     act = inp["activation"]
