@@ -446,6 +446,11 @@ GPU_COUNT_SPELLINGS = ("--gpus", "--num-gpus", "--ngpus", "--n-gpus", "--gpu-cou
 #: Options typed for the GPU model, which is the --cluster preset's ("--gpu (Possible options:
 #: --mfu)").
 GPU_MODEL_SPELLINGS = ("--gpu", "--gpu-type", "--gpu-model")
+#: Options typed for SHARP (in-network reduction), which `collective` spells as NCCL does,
+#: --nvls (NVLink SHARP, NCCL_NVLS_ENABLE) and --collnet (InfiniBand SHARP,
+#: NCCL_COLLNET_ENABLE), and every other command takes from the --cluster preset: click refused
+#: them with "(Possible options: --help)".
+SHARP_SPELLINGS = ("--sharp", "--no-sharp", "--nvls-sharp", "--ib-sharp", "--in-network")
 
 
 def _other_spelling_line(exc: Exception) -> str | None:
@@ -472,6 +477,16 @@ def _other_spelling_line(exc: Exception) -> str | None:
             "list` names each cluster's GPU)"
             + (", or --gpu-memory for a card's memory alone" if "--gpu-memory" in has else "")
         )
+    elif name in SHARP_SPELLINGS and "--nvls" in has:
+        hint = (
+            "NVLink SHARP is --nvls / --no-nvls (NCCL_NVLS_ENABLE=1/0), InfiniBand SHARP "
+            "--collnet (NCCL_COLLNET_ENABLE=1)"
+        )
+    elif name in SHARP_SPELLINGS and "--cluster" in has:
+        hint = (
+            "SHARP is the --cluster preset's (NVLink SHARP where its GPUs have it); `costmodel "
+            "collective --nvls / --collnet` sets it for one collective"
+        )
     if hint is None:
         return None
     return f"No such option: {name}; {hint}. See '{ctx.command_path} --help'."  # type: ignore[union-attr]
@@ -485,6 +500,8 @@ def _usage_line(exc: Exception) -> str:
     if other is not None:
         return other
     msg = exc.format_message()  # type: ignore[attr-defined]
+    # click's closest match to an unknown option can be only --help, a guess that helps nobody
+    msg = msg.replace(" (Possible options: --help)", "")
     ctx = getattr(exc, "ctx", None)
     if ctx is not None and getattr(exc, "exit_code", 1) == 2:
         command = ctx.command
