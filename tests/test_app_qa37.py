@@ -122,6 +122,11 @@ def test_a_refusal_of_the_step_is_said_in_the_answers_place(query, said) -> None
         {"ddp_strategy": "hsdp"},
         {"ddp_strategy": "fsdp", "ddp_arch": "llama-3.1-8b"},
         {"ddp_strategy": "zero2", "ddp_arch": "llama-3.1-8b"},
+        # B pinned: its precision under B's cluster, B's HSDP group under B's strategy (a row
+        # of their own left two or three columns empty)
+        {"ddp_pin": "true"},
+        {"ddp_pin": "true", "ddp_b_strategy": "hsdp"},
+        {"ddp_pin": "true", "ddp_strategy": "hsdp", "ddp_b_arch": "custom (parameter count)"},
     ],
 )
 def test_the_step_pages_inputs_leave_no_column_empty(query) -> None:

@@ -513,10 +513,11 @@ def _pinned(inp: dict) -> dict | None:
         c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
     )
     # B's own precision, as `scenario --vs precision=bf16`: without it an fp8 A put beside a GPU
-    # with no fp8 tensor cores (an A100) was refused "use bf16", a change A's box alone could make
-    row = st.columns(4)
+    # with no fp8 tensor cores (an A100) was refused "use bf16", a change A's box alone could make.
+    # It sits under B's cluster (whose GPU it runs on) and B's HSDP group under B's strategy: a
+    # row of their own left two or three columns empty, 16 px of nothing each on a phone
     prec_b = bound_choice(
-        row[0],
+        c[0],
         "selectbox",
         "Compute precision (B)",
         (SAME, *PRECISIONS),
@@ -528,7 +529,7 @@ def _pinned(inp: dict) -> dict | None:
     # B's one node or on B's other cluster was refused, with no box of B's to change it in
     group_text = ""
     if (inp["strategy"] if strat_b == SAME else strat_b) == "hsdp":
-        group_text = row[1].text_input(
+        group_text = c[3].text_input(
             B_BOX_LABELS["group_size"],
             value="",
             key="ddp_b_group",
