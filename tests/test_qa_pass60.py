@@ -131,3 +131,46 @@ def test_a_bucket_on_fsdp_is_said_not_applied_as_the_step_says_it() -> None:
     r = run("memory", *WHERE, "--strategy", "fsdp", "--bucket", "100MiB")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "--bucket: not applied to fsdp" in r.stderr
+
+
+def test_a_larger_card_is_also_tried_with_the_same_cards_sharding_changes() -> None:
+    # Llama-3.1-70B under fsdp without resharding on 64 H100s: resharding alone does not fit
+    # the H100 (it needs recompute too), but fits a larger card; that card with resharding
+    # must be offered and ranked by its cost beside the same card with recompute full
+    from costmodel.strategy import strategy_step
+    from costmodel.strategy.advisor import fit_suggestions
+
+    kw = dict(arch="llama-3.1-70b", cluster=PRESET, nodes=8, strategy="fsdp")
+    fa = fit_suggestions(**kw, reshard_after_forward=False)
+    ok = [c for c in fa.changes if c.fits]
+    cards = [c for c in ok if c.kind == "larger_card"]
+    assert [c.gpu_seconds_per_token for c in cards] == sorted(
+        c.gpu_seconds_per_token for c in cards
+    )
+    full = [c for c in cards if c.updates.get("recompute") == "full"]
+    assert full  # the walk's "dgx-b200 and recompute full"
+    for c in full:
+        name = c.change.split(" and ")[0]
+        resharded = [
+            d
+            for d in cards
+            if d.change.split(" and ")[0] == name and d.updates.get("reshard_after_forward")
+        ]
+        assert len(resharded) == 1, (name, [d.change for d in cards])
+        d = resharded[0]
+        # the step on that card with resharding, priced alone: the same memory and time
+        card = d.updates["cluster"]
+        alone = strategy_step(arch="llama-3.1-70b", cluster=card, strategy="fsdp",
+                              nodes=d.updates["nodes"], timeline=False)  # fmt: skip
+        assert d.step.memory_bytes == alone.memory_bytes
+        assert d.step.step_time_s == alone.step_time_s
+        # cheaper than recompute full on the same card (no forward recomputed), so first
+        assert d.gpu_seconds_per_token < c.gpu_seconds_per_token
+        assert cards.index(d) < cards.index(c)
+    # a change that fits the same card alone is not repeated on a larger one
+    fa2 = fit_suggestions(arch="llama-3.1-8b", cluster=PRESET, nodes=1, strategy="ddp")
+    same = {c.change for c in fa2.changes if c.fits and c.kind == "strategy"}
+    assert same
+    for c in fa2.changes:
+        if c.kind == "larger_card":
+            assert not any(c.change.endswith(f" and {w}") for w in same), c.change
