@@ -174,3 +174,13 @@ def test_a_larger_card_is_also_tried_with_the_same_cards_sharding_changes() -> N
     for c in fa2.changes:
         if c.kind == "larger_card":
             assert not any(c.change.endswith(f" and {w}") for w in same), c.change
+
+
+def test_a_param_dtype_ddp_does_not_gather_in_is_said_as_the_step_says_it() -> None:
+    opts = ("--strategy", "ddp", "--param-dtype", "fp8")
+    step = [n for n in _json("step", *WHERE, *opts)["notes"] if n.startswith("param_dtype")]
+    mem = [n for n in _json("memory", *WHERE, *opts)["notes"] if n.startswith("param_dtype")]
+    assert step and mem == step
+    # and nothing where it is the default
+    plain = _json("memory", *WHERE, "--strategy", "ddp")["notes"]
+    assert not [n for n in plain if n.startswith("param_dtype")]

@@ -808,6 +808,10 @@ def memory(
     # strategy_memory's, as the API and a sweep row say them; beside a verdict, with what a
     # fit with little to spare leaves out (StrategyMemory.fit_notes, the step's road too)
     result["notes"] = list(sm.notes if capacity is None else sm.fit_notes(capacity))
+    # a --param-dtype ddp does not gather in, said as the step says it (Layout.param_dtype_note)
+    dtype_note = _layout_of(lkw, ranks).param_dtype_note
+    if dtype_note:
+        result["notes"].append(dtype_note)
     if as_json:
         _print_json(result)
         _warn_unused_bucket([st], dtype_kw.get("bucket_cap_bytes"))  # as `step` warns
@@ -1009,6 +1013,14 @@ def _memory_all_out(
         typer.echo(f"{r['layout']:<20}{units.format_bytes(total):>12}  {fit}")
     for n in notes[1:]:
         typer.echo(f"note: {cli_words(n)}")
+
+
+def _layout_of(layout_kw: dict[str, Any], ranks: int) -> Any:
+    """The :class:`~costmodel.strategy.layout.Layout` of
+    :func:`~costmodel.strategy.memory.stage_memory`'s keywords on ``ranks`` ranks."""
+    from ..strategy.layout import make_layout
+
+    return make_layout(ranks=ranks, **{k: v for k, v in layout_kw.items() if v is not None})
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
