@@ -208,6 +208,11 @@ _BucketViewOpt = Annotated[
 _ParamDtypeOpt = Annotated[
     str, typer.Option(help="dtype parameters are all-gathered in: bf16, fp16, fp8, fp32.")
 ]
+# step's and memory's --param-dtype (None: not given, the step's default bf16)
+_StepParamDtypeOpt = Annotated[
+    str | None,
+    typer.Option(help="dtype parameters are all-gathered in: bf16 (default), fp16, fp8, fp32."),
+]
 _PrecisionOpt = Annotated[
     str | None,
     typer.Option(
@@ -439,6 +444,10 @@ def memory(
     ] = None,
     reshard: _ReshardOpt = None,
     bucket_view: _BucketViewOpt = None,
+    # what the step's layout sizes with them, as `costmodel step` takes them (one definition)
+    param_dtype: _StepParamDtypeOpt = None,
+    grad_dtype: _GradDtypeOpt = None,
+    bucket: _BucketOpt = None,
     activations: Annotated[
         str | None,
         typer.Option(
@@ -491,7 +500,9 @@ def memory(
     --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
     their own, beside the lesson's total (one rank under ddp is plain training, no buckets;
     DeepSpeed's buffers and FSDP2's unit copies are held on one rank too, FSDP2 one unit at a
-    time). --nodes N with --cluster shards
+    time). --param-dtype, --grad-dtype and --bucket are `step`'s (the gathered units' dtype,
+    the reduced gradients' dtype, the ddp/zero1/zero2 bucket), so the total is the step's for
+    the same options. --nodes N with --cluster shards
     over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
     scenario and train count them; without --cluster, N x G ranks and no verdict; not with
     --ranks). Without --ranks and --nodes the state is sharded over one node, the default of
@@ -594,6 +605,9 @@ def memory(
     _check_loss(loss)
     p_given = _params_given(params, arch)
     act = units.parse_bytes(activations, name="--activations") if activations else None
+    # the step's --param-dtype, --grad-dtype and --bucket: the layout's fields, as `step` sets
+    # them (only where given: the Layout's defaults, the step's)
+    dtype_kw = _memory_dtype_kw(param_dtype, grad_dtype, bucket)
     if st == "all":  # every layout, each row the memory sweep's (one road)
         assert cluster is not None  # _check_memory_all
         axes: dict[str, Any] = dict(
@@ -601,6 +615,8 @@ def memory(
                 cuda_context, fragmentation))  # fmt: skip
         if gpus_per_node is not None:  # a slice of each node: hsdp's groups fit the slice
             axes["gpus_per_node"] = [gpus_per_node]
+        for key, value in dtype_kw.items():  # the memory sweep's axes of the same names
+            axes["bucket_cap" if key == "bucket_cap_bytes" else key] = [value]
         axes.update(params=[p_given]) if arch is None else axes.update(arch=arch)
         if act is not None:
             axes["activations"] = [act]
@@ -624,6 +640,7 @@ def memory(
                 recompute=recompute,
                 loss=loss,
                 **_overheads(cuda_context, fragmentation),
+                **dtype_kw,
             )
         _memory_all_out(axes, arch, as_json, fit_kw)
         return
@@ -652,6 +669,7 @@ def memory(
         gpus_per_node=gpn,
         gradient_as_bucket_view=bucket_view,
         names=("--group-size", "--cluster"),
+        **dtype_kw,
     )
     # the overheads the Memory page's expander takes, through the same stage_memory keywords
     over_kw: dict[str, Any] = _overheads(cuda_context, fragmentation)
@@ -686,6 +704,8 @@ def memory(
         # the overheads asked for (their bytes are rows of memory_parts_bytes)
         "cuda_context_bytes": ctx,
         "fragmentation": frag,
+        # the step's dtypes and bucket given (step --json's layout fields), none where not
+        **dtype_kw,
     }
     if arch is not None:  # what sizes the activations, as a sweep row over an arch has them
         result.update(
@@ -714,7 +734,7 @@ def memory(
         from ..strategy.step import check_fp8_support
 
         c = presets.cluster(cluster, field="cluster")
-        check_fp8_support(c.gpu, recipe=recipe)
+        check_fp8_support(c.gpu, recipe=recipe, param_dtype=lkw.get("param_dtype"))
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
     if capacity is not None:
         if cluster is not None:
@@ -779,6 +799,7 @@ def memory(
                 **recipe_kw,
                 recipe=recipe,
                 **over_kw,  # each change's memory with the same overheads as this total
+                **dtype_kw,  # and the same dtypes and bucket
             )
             if fa is not None:
                 result["fit_suggestions"] = fa.as_dict()
@@ -787,8 +808,13 @@ def memory(
     # strategy_memory's, as the API and a sweep row say them; beside a verdict, with what a
     # fit with little to spare leaves out (StrategyMemory.fit_notes, the step's road too)
     result["notes"] = list(sm.notes if capacity is None else sm.fit_notes(capacity))
+    # a --param-dtype ddp does not gather in, said as the step says it (Layout.param_dtype_note)
+    dtype_note = _layout_of(lkw, ranks).param_dtype_note
+    if dtype_note:
+        result["notes"].append(dtype_note)
     if as_json:
         _print_json(result)
+        _warn_unused_bucket([st], dtype_kw.get("bucket_cap_bytes"))  # as `step` warns
         _say_assumed_ranks(ranks if ranks_assumed else None)
         return
     if fa is not None:
@@ -842,7 +868,26 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {cli_words(n)}")
+    _warn_unused_bucket([st], dtype_kw.get("bucket_cap_bytes"))  # as `step` warns
     _say_assumed_ranks(ranks if ranks_assumed else None)
+
+
+def _memory_dtype_kw(
+    param_dtype: str | None, grad_dtype: str | None, bucket: str | None
+) -> dict[str, Any]:
+    """``memory``'s ``--param-dtype``, ``--grad-dtype`` and ``--bucket`` as the Layout fields
+    ``param_dtype``, ``grad_dtype`` and ``bucket_cap_bytes`` (``--bucket`` read as `step` reads
+    it, :func:`_bucket_bytes`), only those given: the rest stay the step's defaults. The
+    values are checked by the layout (:func:`costmodel.strategy.memory.memory_layout`)."""
+    out: dict[str, Any] = {}
+    if param_dtype is not None:
+        out["param_dtype"] = param_dtype
+    if grad_dtype is not None:
+        out["grad_dtype"] = grad_dtype
+    cap = _bucket_bytes(bucket)
+    if cap is not None:
+        out["bucket_cap_bytes"] = cap
+    return out
 
 
 def _check_memory_all(
@@ -973,6 +1018,14 @@ def _memory_all_out(
         typer.echo(f"{r['layout']:<20}{units.format_bytes(total):>12}  {fit}")
     for n in notes[1:]:
         typer.echo(f"note: {cli_words(n)}")
+
+
+def _layout_of(layout_kw: dict[str, Any], ranks: int) -> Any:
+    """The :class:`~costmodel.strategy.layout.Layout` of
+    :func:`~costmodel.strategy.memory.stage_memory`'s keywords on ``ranks`` ranks."""
+    from ..strategy.layout import make_layout
+
+    return make_layout(ranks=ranks, **{k: v for k, v in layout_kw.items() if v is not None})
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
@@ -1369,10 +1422,7 @@ def step(
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
     bucket_view: _BucketViewOpt = None,
-    param_dtype: Annotated[
-        str | None,
-        typer.Option(help="dtype parameters are all-gathered in: bf16 (default), fp16, fp8, fp32."),
-    ] = None,
+    param_dtype: _StepParamDtypeOpt = None,
     grad_dtype: _GradDtypeOpt = None,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,

@@ -12,10 +12,11 @@ predictions.
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
 changes a user can make (recomputation, DDP's ``gradient_as_bucket_view``, a ZeRO stage or
 FSDP, a larger HSDP group, a smaller micro-batch with more accumulation, more GPUs, a larger
-card), each evaluated the same way, those that fit ranked by cost: GPU-seconds per token
-(``ranks x step / tokens per step``, what a run costs at one price per GPU-hour), then by
-memory. The bucket view is offered where the strategy is ddp, the view is off and it drops a
-bucket copy (two ranks or more); its step time is the base's, so its cost change is 0.
+card, alone, with full recomputation or with each of those sharding changes), each evaluated
+the same way, those that fit ranked by cost: GPU-seconds per token (``ranks x step / tokens per
+step``, what a run costs at one price per GPU-hour), then by memory. The bucket view is offered
+where the strategy is ddp, the view is off and it drops a bucket copy (two ranks or more); its
+step time is the base's, so its cost change is 0.
 """
 
 from __future__ import annotations
@@ -978,6 +979,12 @@ def fit_suggestions(
         n *= 2
     mem0 = float(c0.gpu.memory_bytes)
     job_gpus = nodes * int(c0.gpus_per_node)  # the job's GPU count: a larger card keeps it
+    # the same-hardware sharding changes (a ZeRO stage up, resharding after forward, a larger
+    # hsdp group, fsdp), each tried on a larger card too: on 64 H100s Llama-3.1-70B under fsdp
+    # without resharding was offered "dgx-b200 and recompute full" (174 GB, 3.04 s) but not
+    # dgx-b200 with resharding (140 GB, 2.29 s), which is cheaper; ranked among the larger
+    # cards by their cost as every other change is
+    sharding = [(w, u) for w, k, u in cands if k == "strategy" and "recompute" not in u]
     for name in presets.names("cluster"):
         try:
             other = _same_gpus(name, job_gpus)
@@ -995,6 +1002,8 @@ def fit_suggestions(
             cands.append((card, "larger_card", shape))
             if full and recompute != "full":
                 cands.append((f"{card} and recompute full", "larger_card", {**shape, **full}))
+            for words, upd in sharding:
+                cands.append((f"{card} and {words}", "larger_card", {**shape, **upd}))
     changes = []
     for words, kind, upd in cands:
         try:

@@ -646,6 +646,9 @@ def stage_memory(
     reshard_after_forward: bool | None = None,
     gpus_per_node: int | None = None,
     gradient_as_bucket_view: bool | None = None,
+    param_dtype: str | None = None,
+    grad_dtype: str | None = None,
+    bucket_cap_bytes: int | None = None,
     **kw: Any,
 ) -> StrategyMemory:
     """Memory per GPU under a bare ZeRO stage on ``ranks`` data-parallel ranks [B]: the
@@ -659,6 +662,10 @@ def stage_memory(
     Layout's own default where None); it must be a strategy of ``zero_stage``
     (:data:`~.layout.ZERO_STAGE`). ``reshard_after_forward`` is fsdp/hsdp's (default True),
     ``gradient_as_bucket_view`` ddp's (default False: it holds the bucket copy).
+    ``param_dtype`` (the gathered units' dtype, default bf16), ``grad_dtype`` (the reduced
+    gradients' dtype: DDP's bucket copy, the gathered units' gradients and the bytes a ZeRO
+    bucket cap counts elements in; default the recipe's) and ``bucket_cap_bytes`` (ddp/zero1/
+    zero2's bucket [B], default the strategy's own) are the step's too.
     These are the :class:`~.layout.Layout` fields ``costmodel step --strategy`` sets, so
     ``costmodel memory --strategy hsdp --group-size 8`` and the step size one layout.
 
@@ -671,6 +678,8 @@ def stage_memory(
     >>> m = stage_memory(3, 64, 7e9, strategy="hsdp", group_size=8)
     >>> m.strategy, m.layout_name, round(float(m.base.model_state_bytes) / 1e9)  # 16 P / 8
     ('hsdp', 'hsdp g=8', 14)
+    >>> round(stage_memory(0, 8, 7e9, grad_dtype="fp32").buffers_bytes / 1e9)  # 4 B x 7B
+    28
     """
     from .layout import STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
 
@@ -699,6 +708,9 @@ def stage_memory(
         ("reshard_after_forward", reshard_after_forward),
         ("gpus_per_node", gpus_per_node),
         ("gradient_as_bucket_view", gradient_as_bucket_view),
+        ("param_dtype", param_dtype),
+        ("grad_dtype", grad_dtype),
+        ("bucket_cap_bytes", bucket_cap_bytes),
     ):
         if value is not None:  # unset: the Layout's own default, as the step's
             fields[key] = value
@@ -713,6 +725,9 @@ def memory_layout(
     reshard_after_forward: bool | None = None,
     gpus_per_node: int | None = None,
     gradient_as_bucket_view: bool | None = None,
+    param_dtype: str | None = None,
+    grad_dtype: str | None = None,
+    bucket_cap_bytes: int | None = None,
     names: tuple[str, str] = ("group_size", "cluster"),
 ) -> dict[str, Any]:
     """The layout keywords of :func:`stage_memory` for ``strategy`` on ``ranks`` ranks: the one
@@ -721,8 +736,11 @@ def memory_layout(
     one node, as the step's. Without one, hsdp needs ``group_size`` (ValueError naming
     ``names``: the surface's spellings of the group and the cluster), and the group stands for
     the node (any group that divides the ranks; one that does not is refused by the
-    :class:`~.layout.Layout`, listing the divisors). The layout is checked here
-    (:func:`~.layout.make_layout`), so a bad group is refused before anything is sized.
+    :class:`~.layout.Layout`, listing the divisors). ``param_dtype``, ``grad_dtype`` and
+    ``bucket_cap_bytes`` are the step's (``costmodel step --param-dtype``, ``--grad-dtype``,
+    ``--bucket``); each is in the keywords only where given (None: the Layout's default). The
+    layout is checked here (:func:`~.layout.make_layout`), so a bad group, dtype or bucket is
+    refused before anything is sized.
 
     >>> memory_layout("hsdp", 64, group_size=8)["gpus_per_node"]
     8
@@ -752,6 +770,13 @@ def memory_layout(
         gpus_per_node=gpn,
         gradient_as_bucket_view=gradient_as_bucket_view,
     )
+    for key, value in (
+        ("param_dtype", param_dtype),
+        ("grad_dtype", grad_dtype),
+        ("bucket_cap_bytes", bucket_cap_bytes),
+    ):
+        if value is not None:  # the step's options, only where given
+            out[key] = value
     make_layout(ranks=int(ranks), **{k: v for k, v in out.items() if v is not None})
     return out
 

@@ -147,7 +147,8 @@ def sweep(
         ``params`` counts, or, with an ``arch`` axis (a named architecture), from
         :func:`costmodel.strategy.memory.stage_memory` as ``costmodel memory --arch`` calls it
         (:func:`~costmodel.sweep.evaluate.memory_row`); a ``zero_stage`` or a ``strategy`` (with
-        ``group_size``, ``reshard_after_forward``, ddp's ``gradient_as_bucket_view``) names
+        ``group_size``, ``reshard_after_forward``, ddp's ``gradient_as_bucket_view``, and the
+        step sweep's ``param_dtype``, ``grad_dtype`` and ``bucket_cap``) names
         the layout, as ``costmodel memory
         --strategy`` (:func:`costmodel.strategy.memory.memory_layout`); without a ``ranks``
         axis the rows shard over one node (:func:`costmodel.hardware.default_ranks`: the

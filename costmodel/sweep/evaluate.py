@@ -743,8 +743,8 @@ def memory_layout_of(
     cat: dict[str, Any], ranks: int, get_cluster: Any = None, *, node_assumed: bool = False
 ) -> dict[str, Any]:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
-    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size``, ``reshard_after_forward`` and
-    ``gradient_as_bucket_view``,
+    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size``, ``reshard_after_forward``,
+    ``gradient_as_bucket_view``, ``param_dtype``, ``grad_dtype`` and ``bucket_cap`` [B],
     with the preset's node (or ``cat``'s ``gpus_per_node``, a slice of it) as hsdp's default
     group (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
     --strategy`` and ``--gpus-per-node``). ``node_assumed``: the ranks are the default ones
@@ -767,6 +767,10 @@ def memory_layout_of(
         reshard_after_forward=cat.get("reshard_after_forward"),
         gpus_per_node=gpn,
         gradient_as_bucket_view=cat.get("gradient_as_bucket_view"),
+        # the step's dtypes and bucket (costmodel memory --param-dtype, --grad-dtype, --bucket)
+        param_dtype=cat.get("param_dtype"),
+        grad_dtype=cat.get("grad_dtype"),
+        bucket_cap_bytes=None if cat.get("bucket_cap") is None else int(cat["bucket_cap"]),
         names=("group_size", "preset"),
     )
 
@@ -842,6 +846,19 @@ def _layout_columns(
             pa.nulls(n, pa.bool_()) if view is None else pa.array(np.full(n, bool(view)))
         ),
     }
+    # the step's dtypes and bucket where the grid gives them (the step sweep's columns; the
+    # bucket null for a strategy that has none, as there), none where not
+    for key in ("param_dtype", "grad_dtype"):
+        if cat.get(key) is not None:
+            cols[key] = cat[key]
+    if cat.get("bucket_cap") is not None:
+        from ..strategy.layout import bucket_not_applied
+
+        cols["bucket_cap_bytes"] = (
+            pa.nulls(n, type=pa.int64())
+            if bucket_not_applied(cat["strategy"], 1) is not None
+            else np.full(n, int(cat["bucket_cap"]), dtype=np.int64)
+        )
     return cols, group, kws[0]
 
 

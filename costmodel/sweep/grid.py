@@ -209,6 +209,17 @@ _BUCKET_VIEW = Axis(
     column="gradient_as_bucket_view",
     aliases=("bucket_view",),
 )
+# the layout's dtypes and bucket (costmodel step/memory --param-dtype, --grad-dtype, --bucket):
+# one definition for the step and memory sweeps (a setting of each block in a memory sweep)
+_PARAM_DTYPE = Axis("param_dtype", _parse_str, False, column="param_dtype")
+_GRAD_DTYPE = Axis("grad_dtype", _parse_str, False, column="grad_dtype")
+_BUCKET_CAP = Axis(
+    "bucket_cap",
+    units.parse_bytes,
+    True,
+    column="bucket_cap_bytes",
+    aliases=("bucket", "bucket_cap_bytes"),
+)
 _GROUP_SIZE = Axis(
     "group_size",
     _parse_int,
@@ -309,6 +320,11 @@ AXES: dict[str, dict[str, Axis]] = {
             # a slice of each preset's node (costmodel memory --gpus-per-node): hsdp's default
             # group and the layouts strategy=all lists; a setting of each block, not per row
             _GPUS_PER_NODE,
+            # the layout's dtypes and bucket, as the step sweep names them (costmodel memory
+            # --param-dtype, --grad-dtype, --bucket): settings of each block, not per row
+            _PARAM_DTYPE,
+            _GRAD_DTYPE,
+            _BUCKET_CAP,
         )
     },
     "step": {
@@ -325,8 +341,8 @@ AXES: dict[str, dict[str, Axis]] = {
             _FLASH,  # costmodel step --flash/--no-flash, as the memory sweep takes it
             _RESHARD,
             _BUCKET_VIEW,
-            Axis("param_dtype", _parse_str, False, column="param_dtype"),
-            Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
+            _PARAM_DTYPE,
+            _GRAD_DTYPE,
             # the matmuls' compute precision (costmodel step --precision): bf16 or fp8
             Axis("precision", _parse_str, False, column="precision"),
             Axis("no_sync", _parse_bool, False, column="no_sync"),
@@ -369,13 +385,7 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="comm_contention",
                 aliases=("contention",),
             ),
-            Axis(
-                "bucket_cap",
-                units.parse_bytes,
-                True,
-                column="bucket_cap_bytes",
-                aliases=("bucket", "bucket_cap_bytes"),
-            ),
+            _BUCKET_CAP,
             Axis(
                 "power_limit_w",
                 _parse_power,
@@ -1244,6 +1254,7 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
                 # raises "gpus_per_node: ..."
                 presets.cluster(name, gpus_per_node=int(v), field="preset")
     LIMITS["zero"].check("zero_stage", a.get("zero_stage", []))  # memory --zero's words
+    _check_step_layout(a)  # the dtypes and bucket, as the step sweep checks them
     _check_memory_layout(a)
     _check_at_least_one(a, ("sequence_length", "micro_batch"))
     _check_recipes_and_modes(a)
@@ -1257,6 +1268,8 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         for gpu in _preset_gpus(a):
             for recipe in a.get("recipe", ["mixed-adam"]):
                 check_fp8_support(gpu, recipe=recipe)
+            for dtype in a.get("param_dtype", []):  # fp8 all-gathers, as memory --cluster
+                check_fp8_support(gpu, param_dtype=dtype)
 
 
 def _check_strategy_options(a: dict[str, list[Any]], *, all_layouts: bool = False) -> list[str]:
@@ -1801,6 +1814,11 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "gpus_per_node": [int(v) for v in a["gpus_per_node"]]
             if "gpus_per_node" in a
             else [None],
+            # the layout's dtypes and bucket (costmodel memory --param-dtype, --grad-dtype,
+            # --bucket); None: not given, the step's defaults (and no column)
+            "param_dtype": a.get("param_dtype", [None]),
+            "grad_dtype": a.get("grad_dtype", [None]),
+            "bucket_cap": [int(v) for v in a["bucket_cap"]] if "bucket_cap" in a else [None],
         }
         if strategies == ["all"]:
             yield from _all_memory_combos(a, mem, numeric)
