@@ -209,10 +209,19 @@ def test_a_report_of_ddp_steps_only_has_their_summary_not_an_empty_busbw_table(
     steps = _ddp_only(results, tmp_path)
     ddp = predict_ddp(read_results(steps, calibrated=True).rows, calibrated_predictor(cal))
     line = ddp_summary(ddp)
-    assert re.fullmatch(
-        r"DDP steps: \d+ of \d+ predicted; median \|step time error\| [\d.]+%, largest [\d.]+%",
-        line,
-    ), line
+    # the gloo run is a real CPU measurement: on a loaded 2-core box its all-reduce times at
+    # 4 KiB - 1 MiB can fall with size, and calibrate then fits no all-reduce line (it says so);
+    # the steps are then all unpredicted, each row saying why, and the report's point below (the
+    # steps' own summary, no empty busbw table) holds the same
+    if ddp["predicted_step_s"].notna().any():
+        assert re.fullmatch(
+            r"DDP steps: \d+ of \d+ predicted; median \|step time error\| [\d.]+%, "
+            r"largest [\d.]+%",
+            line,
+        ), line
+    else:
+        assert re.fullmatch(r"DDP steps: 0 of \d+ predicted", line), line
+        assert all("has no fit for an intra-node all_reduce" in n for n in ddp["note"]), ddp
     report = tmp_path / "steps.html"
     said = run(
         "validate", "compare", str(steps), "--calibration", str(cal), "--report", str(report)

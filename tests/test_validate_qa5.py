@@ -125,7 +125,9 @@ def test_calibrate_says_each_group_it_could_not_fit(tmp_path):
     got = run("calibrate", str(log), "-o", str(tmp_path / "c.toml"), "--nodes", "1")
     lines = [x for x in got.stderr.splitlines() if "not fitted" in x]
     assert len(lines) == len(set(lines)) == 3, got.stderr
-    for proto in ("LL", "LL128", "Simple"):
+    # each protocol in the lower case every fixed-list name is echoed in (the fit table's and
+    # the written file's spelling)
+    for proto in ("ll", "ll128", "simple"):
         assert any(f"(protocol {proto}, level intra)" in x for x in lines), lines
     assert all("need at least 2 distinct sizes" in x for x in lines)
 
