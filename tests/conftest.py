@@ -85,6 +85,27 @@ def _scan_streamlit_components_once() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _build_the_cli_once() -> Iterator[None]:
+    """typer's ``CliRunner.invoke`` rebuilds the click command from every command's signature
+    at each call (about 34 ms here; the suite invokes the CLI a few thousand times). For
+    ``costmodel.cli.app`` it gets the command the ``costmodel`` script itself uses, built once
+    per process (:func:`costmodel.cli.command`); any other typer app is built as before."""
+    import typer.testing
+
+    build = typer.testing._get_command
+
+    def get_command(app: Any) -> Any:
+        cli = sys.modules.get("costmodel.cli")
+        if cli is not None and app is getattr(cli, "app", None):
+            return cli.command()
+        return build(app)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(typer.testing, "_get_command", get_command)
+        yield
+
+
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """`streamlit run app.py` on a free port, healthy before the first browser test, stopped at
