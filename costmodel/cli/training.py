@@ -642,7 +642,7 @@ def memory(
                 **_overheads(cuda_context, fragmentation),
                 **dtype_kw,
             )
-        _memory_all_out(axes, arch, as_json, fit_kw)
+        _memory_all_out(axes, arch, as_json, fit_kw, dtype_kw.get("bucket_cap_bytes"))
         return
     recipe_kw: dict[str, Any] = dict(
         sequence_length=seq_n,
@@ -969,13 +969,19 @@ def _missing(value: Any) -> bool:
 
 
 def _memory_all_out(
-    axes: dict[str, Any], arch: str | None, as_json: bool, fit_kw: dict[str, Any] | None = None
+    axes: dict[str, Any],
+    arch: str | None,
+    as_json: bool,
+    fit_kw: dict[str, Any] | None = None,
+    bucket: int | None = None,
 ) -> None:
     """``memory --strategy all``: the memory sweep's rows of ``axes`` (``strategy=all``: every
     layout :func:`costmodel.strategy.advisor.candidate_layouts` lists), as JSON (``layouts``:
     the rows in the sweep's columns) or a table of memory per GPU and fit. Where no layout
     fits, what makes fsdp fit (:func:`_memory_fit` of ``fit_kw``; ``fit_suggestions`` in
-    JSON), as ``step --strategy all`` says it."""
+    JSON), as ``step --strategy all`` says it. A ``bucket`` (``--bucket``) given to layouts
+    with no gradient bucket (fsdp, hsdp) is warned of, as ``step --strategy all`` warns of it:
+    those rows are sized without it."""
 
     from .. import sweep as sweep_mod
     from ..sweep.evaluate import NOTES_SEPARATOR
@@ -986,6 +992,7 @@ def _memory_all_out(
     ]
     for r in rows:  # a list, as `memory --json` and `step --strategy all --json` give them
         r["notes"] = [n for n in str(r["notes"] or "").split(NOTES_SEPARATOR) if n]
+    _warn_unused_bucket([str(r["strategy"]) for r in rows], bucket)  # said in --json too
     fa = None
     if fit_kw is not None and not any(r["fits"] for r in rows):
         fa = _memory_fit(**fit_kw)
