@@ -822,8 +822,6 @@ def architecture_for_params(params: float) -> Architecture:
     >>> a.layers, a.hidden, round(a.params / 7e9, 2)
     (41, 3712, 1.01)
     """
-    import math
-
     p = float(params)
     if not (math.isfinite(p) and 1e6 <= p <= 1e13):
         raise ValueError(f"params: must be a parameter count in [1e6, 1e13], got {params!r}")
@@ -835,8 +833,6 @@ def _architecture_for_count(p: float) -> Architecture:
     """:func:`architecture_for_params` of a checked count, one instance per count: the class is
     frozen, so its cached tensor sizes are worked out once per count, not once per call (a
     step asks for them a few dozen times, an advisor's table a few thousand)."""
-    import math
-
     a, b = _width_rule()
     h = max(128, int(round(math.exp(a + b * math.log(p)) / 128.0)) * 128)
     f = int(math.ceil(8 * h / 3 / 256.0)) * 256
