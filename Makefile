@@ -8,6 +8,12 @@ PORT ?= 8501
 # the file-by-file scheduling is tests/conftest.py's)
 WORKERS ?= 2
 PYTEST_PARALLEL := -n $(WORKERS) --dist loadfile
+# The test runs keep Python's bytecode caches (__pycache__/, git-ignored) even where the machine
+# sets PYTHONDONTWRITEBYTECODE=1 (ours does): without them every pytest worker compiled and
+# assertion-rewrote the 330-odd test files again (collection 41 s cold, 15 s cached, measured
+# back to back on the 2-core box, 2026-12-05) and every CLI, Streamlit and torchrun subprocess
+# compiled costmodel again (0.2-0.35 s each; the suite starts several hundred).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 .PHONY: run test test-fast bench bench-estimators lint format clean venv chromium
 
@@ -36,12 +42,12 @@ test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not alone" --durations=25 --nbmake examples/ tests/ costmodel/
-	$(BIN)/python -m pytest -q -m alone $$(grep -l 'mark\.alone' tests/test_*.py)
+	$(PYTEST) -q $(PYTEST_PARALLEL) -m "not alone" --durations=25 --nbmake examples/ tests/ costmodel/
+	$(PYTEST) -q -m alone $$(grep -l 'mark\.alone' tests/test_*.py)
 
 ## make test-fast: everything but the real-browser and torch/gloo runs
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not browser and not torch" tests/ costmodel/
+	$(PYTEST) -q $(PYTEST_PARALLEL) -m "not browser and not torch" tests/ costmodel/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_formulas.py
