@@ -1386,6 +1386,113 @@ def overhead_boxes(
     return ctx_text, frag
 
 
+def within_limit(limit: str, parse: Callable[..., Any]) -> Callable[[str, str], Any]:
+    """A text box's reader: the value in the range every surface has for it (``limit``, a key
+    of costmodel._limits.LIMITS: the CLI's ``--bucket``, ``--compute-time``, ``--step-time``),
+    refused in the range's words and named by the box, then read by ``parse``. Parsed alone,
+    "-1" was refused as "must be >= 0" and "0" then by the scenario, in other words (bucket_cap:
+    "Input should be greater than or equal to 1 (got 0)", pydantic's)."""
+    from costmodel._limits import LIMITS
+
+    def read(text: str, name: str) -> Any:
+        LIMITS[limit].check(name, text.strip())  # said as typed, in the range's words
+        return parse(text.strip(), name=name)
+
+    return read
+
+
+#: The communication dtype boxes of the step and Memory pages (:func:`comm_dtype_boxes`), as
+#: the CLI's ``--param-dtype`` and ``--grad-dtype`` and the API's ``param_dtype``/``grad_dtype``.
+PARAM_DTYPE_BOX = "Parameter all-gather dtype"
+GRAD_DTYPE_BOX = "Gradient reduce dtype"
+BUCKET_BOX = "bucket_cap [B]"
+#: the gradient box's default: the precision recipe's gradient dtype (the Layout's None)
+RECIPE_GRADS = "recipe"
+#: what the bucket box says it reads (both pages)
+BUCKET_HELP = (
+    "Bucket size of ddp/zero1/zero2 in bytes of gradients, e.g. 50MiB. Empty: the "
+    "strategy's default (ddp: PyTorch's bucket_cap_mb = 25 MiB; zero1/zero2: DeepSpeed's "
+    "reduce_bucket_size = 5e8 elements, 1 GB of bf16 gradients; their parameter all-gather "
+    "is one collective, uncut)"
+)
+
+
+def comm_dtype_boxes(where: Any, *, prefix: str, bucket: bool = False) -> dict[str, Any] | None:
+    """The step and Memory pages' "Set the communication dtypes" switch and, when on, its
+    boxes: the dtype parameters are all-gathered in (zero1/zero2/fsdp/hsdp; default bf16) and
+    the dtype gradients are reduced in (default the precision recipe's), and with ``bucket``
+    the ddp/zero1/zero2 bucket box (the step page has its own), each URL-bound under
+    ``<prefix>_...``. The same choices as the CLI's ``--param-dtype``, ``--grad-dtype`` and
+    ``--bucket`` (memory, step, scenario, train) and the API's ``param_dtype``, ``grad_dtype``
+    and ``bucket_cap_bytes``. The switch is off by default and then sends one element (the
+    pages' first views stay light: tests/test_first_view.py).
+
+    Returns the Layout's keywords the boxes set: ``param_dtype``, ``grad_dtype`` only where
+    not the recipe's, ``bucket_cap_bytes`` only where typed; ``{}`` with the switch off;
+    None when the bucket box holds a value it refuses (said in red under it)."""
+    from costmodel.strategy.layout import Layout
+    from costmodel.units import parse_bytes
+
+    on = bound_switch(
+        where,
+        "checkbox",
+        "Set the communication dtypes" + (" and bucket" if bucket else ""),
+        value=False,
+        key=f"{prefix}_dtypes",
+        help="Off: parameters gathered in bf16, gradients reduced in the precision recipe's "
+        "dtype" + (", each strategy's own bucket" if bucket else "") + " (every surface's "
+        "default; CLI --param-dtype, --grad-dtype" + (", --bucket" if bucket else "") + ")",
+    )
+    if not on:
+        return {}
+    from typing import get_args
+
+    fields = Layout.model_fields  # the choices are the Layout's own (one list)
+    params = get_args(fields["param_dtype"].annotation)
+    (grads,) = (a for a in get_args(fields["grad_dtype"].annotation) if a is not type(None))
+    c = st.columns(3 if bucket else 2)
+    out: dict[str, Any] = {
+        "param_dtype": bound_choice(
+            c[0],
+            "selectbox",
+            PARAM_DTYPE_BOX,
+            params,
+            key=f"{prefix}_param_dtype",
+            help="dtype the parameters are all-gathered in by zero1, zero2, fsdp and hsdp "
+            "(FSDP's MixedPrecision param_dtype; fp8: float8 all-gathers); ddp gathers none",
+        )
+    }
+    grad = bound_choice(
+        c[1],
+        "selectbox",
+        GRAD_DTYPE_BOX,
+        (RECIPE_GRADS, *get_args(grads)),
+        key=f"{prefix}_grad_dtype",
+        format_func=lambda o: "the recipe's" if o == RECIPE_GRADS else o,
+        help="dtype the gradients are reduced in (FSDP's reduce_dtype, DDP's comm hook): it "
+        "sizes each reduce-scatter and all-reduce, DDP's bucket copy and the ZeRO buckets. "
+        "The recipe's: mixed-adam bf16, mixed-adam-fp32-grads fp32, ...",
+    )
+    if grad != RECIPE_GRADS:
+        out["grad_dtype"] = grad
+    if bucket:
+        text = c[2].text_input(
+            BUCKET_BOX,
+            value="",
+            key=f"{prefix}_bucket",
+            bind=QP,
+            placeholder="strategy default",
+            help=BUCKET_HELP,
+        )
+        if text.strip():
+            cap = parse_input("bucket_cap", within_limit("bucket", parse_bytes), text)
+            if cap is None:
+                return None
+            bare_number_warning(c[2], "bucket_cap", text, "bytes", "MiB")
+            out["bucket_cap_bytes"] = int(cap)
+    return out
+
+
 def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[str, float]:
     """What :func:`overhead_boxes` under these keys hold now, for a page that draws them after
     a figure it computes first (the step page fills their slot once its first chart is sent,

@@ -41,8 +41,12 @@ from costmodel.units import (
 )
 from costmodel.web import data
 from costmodel.web.common import (
+    BUCKET_BOX,
+    BUCKET_HELP,
     CONTEXT_BOX,
     FRAGMENTATION_BOX,
+    GRAD_DTYPE_BOX,
+    PARAM_DTYPE_BOX,
     QP,
     bare_number_warning,
     bound_choice,
@@ -51,6 +55,7 @@ from costmodel.web.common import (
     calibration_notes,
     chart,
     chart_tabs,
+    comm_dtype_boxes,
     context_bytes,
     duration_range,
     headline,
@@ -69,27 +74,13 @@ from costmodel.web.common import (
     table,
     text_cards,
     whole_from_text,
+    within_limit,
 )
 from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
 
 #: The measured compute box, as its refusals name it.
 COMPUTE_FIELD = "Measured compute per micro-batch"
-
-
-def _within(limit: str, parse: Any) -> Any:
-    """A text box's reader: the value in the range every surface has for it (``limit``, a key
-    of costmodel._limits.LIMITS: the CLI's ``--bucket``, ``--compute-time``, ``--step-time``),
-    refused in the range's words and named by the box, then read by ``parse``. Parsed alone,
-    "-1" was refused as "must be >= 0" and "0" then by the scenario, in other words (bucket_cap:
-    "Input should be greater than or equal to 1 (got 0)", pydantic's)."""
-    from costmodel._limits import LIMITS
-
-    def read(text: str, name: str) -> Any:
-        LIMITS[limit].check(name, text.strip())  # said as typed, in the range's words
-        return parse(text.strip(), name=name)
-
-    return read
 
 
 #: The step page's boxes by the Scenario field each sets: a refusal names the box, not the API
@@ -107,6 +98,8 @@ BOX_LABELS = {
     "mfu": "MFU [fraction of peak]",
     "precision": "Compute precision",
     "bucket_cap_bytes": "bucket_cap",
+    "param_dtype": PARAM_DTYPE_BOX,
+    "grad_dtype": GRAD_DTYPE_BOX,
     "compute_time_s": COMPUTE_FIELD,
     "cuda_context_bytes": CONTEXT_BOX,
     "fragmentation": FRAGMENTATION_BOX,
@@ -261,18 +254,15 @@ def _inputs() -> dict:
         # element on the first view, as the box was)
         _mfu_slot.box = c[2]
     bucket_text = c[3].text_input(
-        "bucket_cap [B]",
+        BUCKET_BOX,
         value="",
         key="ddp_bucket",
         bind=QP,
         placeholder="strategy default",
-        help="Bucket size of ddp/zero1/zero2 in bytes of gradients, e.g. 50MiB. Empty: the "
-        "strategy's default (ddp: PyTorch's bucket_cap_mb = 25 MiB; zero1/zero2: DeepSpeed's "
-        "reduce_bucket_size = 5e8 elements, 1 GB of bf16 gradients; their parameter all-gather "
-        "is one collective, uncut)",
+        help=BUCKET_HELP,  # the Memory page's bucket box says the same
     )
     bucket = (
-        parse_input("bucket_cap", _within("bucket", parse_bytes), bucket_text)
+        parse_input("bucket_cap", within_limit("bucket", parse_bytes), bucket_text)
         if bucket_text.strip()
         else None
     )
@@ -294,7 +284,7 @@ def _inputs() -> dict:
     )
     # checked here, so that a refusal names this box (the scenario would name compute_time_s)
     compute_s = (
-        parse_input(COMPUTE_FIELD, _within("compute_time", parse_duration), compute_text)
+        parse_input(COMPUTE_FIELD, within_limit("compute_time", parse_duration), compute_text)
         if compute_text.strip()
         else None
     )
@@ -421,6 +411,9 @@ def _inputs() -> dict:
             "step time is the same), as `costmodel step --gradient-as-bucket-view`; off is "
             "PyTorch's default",
         )
+    # the dtypes the collectives move (CLI --param-dtype, --grad-dtype): a switch, its two
+    # boxes once on (one element on the first view)
+    dtypes = comm_dtype_boxes(st, prefix="ddp") or {}
     if arch != CUSTOM:  # a shape's activations: three boxes, one row of three
         row3 = st.columns(3)
         recompute = bound_choice(
@@ -477,6 +470,8 @@ def _inputs() -> dict:
         "comm_contention": float(contention),
         "power_limit_w": None if power is None else float(power),
         "precision": precision,
+        "param_dtype": dtypes.get("param_dtype", "bf16"),
+        "grad_dtype": dtypes.get("grad_dtype"),
         # the memory's CUDA context [B] and fragmentation allowance (Scenario's, strategy_memory's)
         "cuda_context_bytes": 0.0 if context is None else context,
         "fragmentation": fragmentation,
@@ -1508,7 +1503,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
-        parse_input(MEASURED_BOX, _within("step_time", parse_duration), measured_text)
+        parse_input(MEASURED_BOX, within_limit("step_time", parse_duration), measured_text)
         if measured_text.strip()
         else None
     )

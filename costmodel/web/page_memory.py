@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from costmodel import architecture, memory, plots
@@ -17,12 +19,15 @@ from costmodel.units import (
 from costmodel.web import data
 from costmodel.web.common import (
     CONTEXT_BOX,
+    GRAD_DTYPE_BOX,
+    PARAM_DTYPE_BOX,
     QP,
     bound_choice,
     bound_number,
     bound_switch,
     chart,
     check_boxes,
+    comm_dtype_boxes,
     context_bytes,
     error,
     gpu_choice,
@@ -118,6 +123,9 @@ def _inputs() -> dict:
     gpu = gpu_choice(c2)
     layout3 = _zero3_layout(c3, stage)
     bucket_view = _ddp_bucket_view(c3, stage)
+    # the dtypes the collectives move and the bucket, as the step prices them (CLI --param-dtype,
+    # --grad-dtype, --bucket): a switch, its boxes once on (one element on the first view)
+    dtypes = comm_dtype_boxes(c3, prefix="mem", bucket=True)
     shape = _count_shape(params) if a is None else None
     if a is None:
         # a bare count: the model state alone by default, as `costmodel memory --params` and
@@ -289,6 +297,8 @@ def _inputs() -> dict:
         "stage": stage,
         "layout3": layout3,
         "bucket_view": bucket_view,
+        # the Layout's param_dtype, grad_dtype and bucket_cap_bytes set (None: a refused bucket)
+        "dtypes": dtypes,
         "gpu": gpu,
         "activation": activation,
         "context": parse_input(CONTEXT_BOX, context_bytes, ctx_text),
@@ -359,16 +369,22 @@ def _ddp_bucket_view(where: object, stage: int) -> bool:
     )
 
 
-def _layout_name(inp: dict) -> str:
-    """The layout the selected stage is sized as, in the step's words (``hsdp g=8``,
-    ``fsdp (no reshard)``, ``zero1``): :attr:`costmodel.strategy.layout.Layout.name`."""
+def _layout(inp: dict) -> Any:
+    """The :class:`costmodel.strategy.layout.Layout` the selected stage is sized as: the
+    stage's strategy with ZeRO-3's or ZeRO-0's options and the communication dtypes set."""
     from costmodel.strategy.layout import make_layout
 
     stage, ranks = inp["stage"], int(inp["ranks"])
     kw = data.stage_layout(stage, ranks, inp.get("layout3"), inp.get("bucket_view", False))
-    fields = {k: v for k, v in kw.items() if v is not None}
+    fields = {k: v for k, v in {**kw, **(inp.get("dtypes") or {})}.items() if v is not None}
     fields.setdefault("strategy", STRATEGY_OF_STAGE[stage])
-    return make_layout(ranks=ranks, **fields).name
+    return make_layout(ranks=ranks, **fields)
+
+
+def _layout_name(inp: dict) -> str:
+    """The layout the selected stage is sized as, in the step's words (``hsdp g=8``,
+    ``fsdp (no reshard)``, ``zero1``): :attr:`costmodel.strategy.layout.Layout.name`."""
+    return str(_layout(inp).name)
 
 
 def _card(name: str, capacity: float) -> str:
@@ -570,6 +586,7 @@ def _figures(inp: dict) -> dict:
         "activations_bytes": activations,
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
+        **inp["dtypes"],
     }
     lay = inp.get("layout3")
     parts, totals, _ = data.memory_by_stage(
@@ -721,6 +738,9 @@ _ACTIVATION_BOXES = {
 #: Layout field.
 _LAYOUT_BOXES = {
     "group_size": "HSDP group [GPUs]",
+    "param_dtype": PARAM_DTYPE_BOX,
+    "grad_dtype": GRAD_DTYPE_BOX,
+    "bucket_cap_bytes": "bucket_cap",
     "dp_ranks": RANKS_BOX,
     "ranks": RANKS_BOX,
     "fragmentation": "Fragmentation allowance [fraction of held memory]",
@@ -889,6 +909,8 @@ def render() -> None:
         return
     if inp["params"] is None or inp["context"] is None or capacity is None:
         return
+    if inp["dtypes"] is None:  # the bucket box refused its entry (said in red under it)
+        return
     if not _recipe_runs_on(inp):  # fp8 on an A100: refused, as `costmodel memory --cluster`
         return
     activations = 0.0
@@ -911,6 +933,7 @@ def render() -> None:
         "activations_bytes": activations,
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
+        **inp["dtypes"],  # the step's --param-dtype, --grad-dtype and --bucket, where set
     }
     parts = None
     with section("Memory", _LAYOUT_BOXES):
@@ -956,6 +979,9 @@ def render() -> None:
         # beside the verdict, with what a fit with little to spare leaves out (the library's
         # fit_notes, as the CLI and the step say it; its fields named as the page's boxes)
         said = _model_notes(inp)
+        dtype_note = _layout(inp).param_dtype_note  # ddp gathers no parameters: said, as the step
+        if dtype_note:
+            said.append(dtype_note)
         notes(fit_notes(said, total, capacity, inp["context"], inp["fragmentation"]))
         m = headline(4)
         shown, card = format_bytes_pair(total, capacity)  # apart where they differ
