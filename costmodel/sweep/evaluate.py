@@ -923,8 +923,24 @@ def _eval_memory(
     total = lesson + buffers
     out["memory_GB"] = total / _GB
     out = _memory_fits(out, cat, num, total, get_cluster)
-    out["notes"] = _fit_notes(_memory_notes(params, mb.activations_note, given), out, total, cat)
+    notes = _memory_notes(params, mb.activations_note, given)
+    if (dtype_note := _param_dtype_note(cat)) is not None:  # as `memory` and the step say it
+        notes = _Cat(notes.codes, [join_notes([n, dtype_note]) for n in notes.categories])
+    out["notes"] = _fit_notes(notes, out, total, cat)
     return out
+
+
+def _param_dtype_note(cat: dict[str, Any]) -> str | None:
+    """Why a memory row's ``param_dtype`` changes nothing (ddp gathers no parameters:
+    :attr:`costmodel.strategy.layout.Layout.param_dtype_note`, the step sweep's and ``costmodel
+    memory``'s note), or None."""
+    from ..strategy.layout import STRATEGY_OF_STAGE, Layout
+
+    if cat.get("param_dtype") is None:
+        return None
+    strategy = cat.get("strategy") or STRATEGY_OF_STAGE[int(cat["zero_stage"])]
+    note = Layout(strategy=strategy, param_dtype=cat["param_dtype"]).param_dtype_note
+    return None if note is None else str(note)
 
 
 def _fit_notes(notes: _Cat, out: dict[str, Any], total: np.ndarray, cat: dict[str, Any]) -> _Cat:
@@ -1109,7 +1125,9 @@ def memory_row(
     )
     p = float(resolve_params(None, arch)[0])
     row: dict[str, Any] = {"params": p, **sm.gb_columns()}
-    row["notes"] = join_notes(sm.notes)  # strategy_memory's, as `costmodel memory` says them
+    dtype_note = _param_dtype_note({**cat, "strategy": strategy})
+    # strategy_memory's, as `costmodel memory` says them, and a gather dtype ddp does not use
+    row["notes"] = join_notes([*sm.notes, *([dtype_note] if dtype_note else [])])
     return row
 
 
