@@ -12,7 +12,8 @@ predictions.
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
 changes a user can make (recomputation, DDP's ``gradient_as_bucket_view``, a ZeRO stage or
 FSDP, a larger HSDP group, a smaller micro-batch with more accumulation, more GPUs, a larger
-card, alone, with full recomputation or with each of those sharding changes), each evaluated
+card, alone, with full recomputation or with each of those sharding changes, and, where none
+of those fits, with each sharding change and full recomputation together), each evaluated
 the same way, those that fit ranked by cost: GPU-seconds per token (``ranks x step / tokens per
 step``, what a run costs at one price per GPU-hour), then by memory. The bucket view is offered
 where the strategy is ddp, the view is off and it drops a bucket copy (two ranks or more); its
@@ -985,6 +986,7 @@ def fit_suggestions(
     # dgx-b200 with resharding (140 GB, 2.29 s), which is cheaper; ranked among the larger
     # cards by their cost as every other change is
     sharding = [(w, u) for w, k, u in cands if k == "strategy" and "recompute" not in u]
+    cards: list[tuple[str, dict[str, Any]]] = []  # (words, the step's keywords) per larger card
     for name in presets.names("cluster"):
         try:
             other = _same_gpus(name, job_gpus)
@@ -1000,6 +1002,7 @@ def fit_suggestions(
                 "gpus_per_node": int(other.gpus_per_node),
             }
             cands.append((card, "larger_card", shape))
+            cards.append((card, shape))
             if full and recompute != "full":
                 cands.append((f"{card} and recompute full", "larger_card", {**shape, **full}))
             for words, upd in sharding:
@@ -1010,6 +1013,20 @@ def fit_suggestions(
             changes.append(FitChange(words, kind, upd, done.get(words) or ev(**upd)))
         except ValueError:
             continue
+    # no larger card fits alone, with recompute full or with one sharding change: each with a
+    # sharding change and recompute full together (tried only then, so that a setup a card
+    # makes fit costs no more steps)
+    if full and recompute != "full" and not any(c.fits for c in changes if c.kind == "larger_card"):
+        for card, shape in cards:
+            for words, upd in sharding:
+                both = {**shape, **upd, **full}
+                try:
+                    step = ev(**both)
+                except ValueError:
+                    continue
+                changes.append(
+                    FitChange(f"{card} and {words} and recompute full", "larger_card", both, step)
+                )
     # more GPUs: only the fewest nodes that fit, per variant (same strategy, or with fsdp)
     seen: set[str] = set()
     kept = []
