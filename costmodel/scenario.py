@@ -36,6 +36,7 @@ gradients are the smallest change that flips it (as the lesson says):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import warnings
@@ -722,12 +723,12 @@ class Scenario(OneLineModel):
         kwargs: dict[str, Any] = {}
         arch = self.architecture()
         if arch is not None:
-            kwargs["layer_param_counts"] = arch.tensor_sizes
+            kwargs["layer_param_counts"] = _tensor_counts(arch)
         else:  # a bare count: the tensors of a transformer of that size (the engine's too)
             shape = _shape_of(float(self.params))
             if shape is not None:
                 k = float(self.params) / float(shape.params)
-                kwargs["layer_param_counts"] = [float(x) * k for x in shape.tensor_sizes]
+                kwargs["layer_param_counts"] = _tensor_counts(shape, k)
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
         else:  # the engine's compute per micro-batch (fitted efficiency or the given MFU)
@@ -1486,6 +1487,17 @@ def _check_count_limit(field: str, value: Any) -> None:
         value = value.item()
     if isinstance(value, int | float | str):
         LIMITS[name].check(field, value)
+
+
+@functools.lru_cache(maxsize=64)
+def _tensor_counts(arch: Any, scale: float = 1.0) -> np.ndarray:
+    """An architecture's tensor sizes x ``scale`` as a read-only float array [-], made once per
+    (architecture, scale): the DDP step read the list of Python ints (45,395 of them for
+    deepseek-v3) into an array twice per step, and the bucket_cap advisor prices 100 caps.
+    The same numbers as ``[float(x) * scale for x in arch.tensor_sizes]``."""
+    counts = np.asarray(arch.tensor_sizes, dtype=float) * scale
+    counts.flags.writeable = False
+    return counts
 
 
 def _shape_of(params: float) -> Any:
