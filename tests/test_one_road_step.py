@@ -1,7 +1,8 @@
 """One road for the step: the same step question through every surface gives one number.
 
-Llama-3.1-8B on 4 DGX H100 nodes under FSDP (and HSDP in groups of 8, and ZeRO-1 at its own
-default buckets), micro-batch 1 at 4096
+Llama-3.1-8B on 4 DGX H100 nodes under FSDP (and HSDP in groups of 8, ZeRO-1 at its own
+default buckets, and FSDP with parameters gathered and gradients reduced in fp32), micro-batch 1
+at 4096
 tokens, MFU 0.4, the nccl collective model and the one default overlap contention: asked of the
 API (``cm.strategy_step``), ``cm.Scenario``, the CLI (``step --json``, ``scenario --json``,
 ``train --json``), the sweep (``cm.sweep(kind="step")``, what ``costmodel sweep --kind step``
@@ -36,16 +37,20 @@ def _cli_json(*args: str) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("strategy", "options"),
+    ("strategy", "options", "dtypes"),
     [
-        pytest.param("fsdp", [], id="fsdp"),
-        pytest.param("hsdp", ["--group-size", "8"], id="hsdp"),
+        pytest.param("fsdp", [], {}, id="fsdp"),
+        pytest.param("hsdp", ["--group-size", "8"], {}, id="hsdp"),
         # no --bucket anywhere: every surface takes zero1's own bucket (5e8 elements)
-        pytest.param("zero1", [], id="zero1"),
+        pytest.param("zero1", [], {}, id="zero1"),
+        # the dtypes the collectives move: the step page's switch and boxes, as the others
+        pytest.param("fsdp", [], {"param_dtype": "fp32", "grad_dtype": "fp32"}, id="fsdp-fp32"),
     ],
 )
-def test_one_step_question_one_number(strategy, options):
+def test_one_step_question_one_number(strategy, options, dtypes):
     extra = {"group_size": 8} if strategy == "hsdp" else {}
+    extra.update(dtypes)
+    options = [*options, *(x for k, v in dtypes.items() for x in (f"--{k.replace('_', '-')}", v))]
     api = cm.strategy_step(**Q, strategy=strategy, **extra)
     assert api.comm_contention == DEFAULT_COMM_CONTENTION
     t = api.step_time_s
@@ -61,7 +66,9 @@ def test_one_step_question_one_number(strategy, options):
     tr = _cli_json("train", *common, "--strategy", strategy, *options, "--steps", "10")
     assert tr["step_time_s"] == pytest.approx(t, rel=RTOL)
     assert (tr["strategy"], tr["layout"]) == (strategy, api.layout.name)
-    sw = cm.sweep(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=4, strategy=strategy)
+    sw = cm.sweep(
+        kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=4, strategy=strategy, **dtypes
+    )
     assert sw["strategy"].tolist() == [strategy]
     assert sw["layout"].tolist() == [api.layout.name]  # hsdp's default group: one node (8)
     assert sw["step_time_s"].iloc[0] == pytest.approx(t, rel=RTOL)
@@ -71,6 +78,8 @@ def test_one_step_question_one_number(strategy, options):
     query = {"ddp_arch": "llama-3.1-8b", "ddp_strategy": strategy, "ddp_nodes": "4"}
     if strategy == "hsdp":
         query["ddp_group"] = "8"
+    if dtypes:
+        query.update({"ddp_dtypes": "true", **{f"ddp_{k}": v for k, v in dtypes.items()}})
     at = AppTest.from_file(str(WEB / "page_ddp.py"), default_timeout=120)
     at.query_params.update(query)
     at.run()
