@@ -78,4 +78,4 @@ def _segment_fractions(bucket_params: np.ndarray, params: float) -> np.ndarray:
 def labels(pattern: str, n: int) -> tuple[str, ...]:
     """``pattern.format(k)`` for ``k`` in ``0..n-1`` (the buckets' task labels), kept per
     pattern and count: every step of a table labels the same buckets."""
-    return tuple(pattern.format(k) for k in range(n))
+    return tuple(map(pattern.format, range(n)))
