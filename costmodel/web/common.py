@@ -40,7 +40,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import pandas as pd
 import streamlit as st
@@ -1445,8 +1445,6 @@ def comm_dtype_boxes(where: Any, *, prefix: str, bucket: bool = False) -> dict[s
     )
     if not on:
         return {}
-    from typing import get_args
-
     fields = Layout.model_fields  # the choices are the Layout's own (one list)
     params = get_args(fields["param_dtype"].annotation)
     (grads,) = (a for a in get_args(fields["grad_dtype"].annotation) if a is not type(None))
