@@ -67,6 +67,7 @@ FLIP_REL_TOL = 1e-9
 """Relative resolution of a flip factor: the value reported flips the verdict and lies at most
 this far above the exact threshold (confirmed by a step just below it that does not flip)."""
 
+
 SCALING_MAX_NODES = 1024
 """Largest node count in the scaling table."""
 
@@ -262,9 +263,12 @@ class Scenario(OneLineModel):
         "ddp 25 MiB, zero1/zero2 5e8 elements; effective_bucket_cap_bytes)",
     )
     no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
-    model: Literal["nccl", "lesson", "textbook", "calibrated"] = Field(
+    # the reference baseline nccl-table too, as strategy_step and the step sweep take it (one
+    # road: a step sweep's row is a scenario's, and `train --help` lists it)
+    model: Literal["nccl", "lesson", "textbook", "calibrated", "nccl-table"] = Field(
         "nccl",
-        description="collective model (costmodel.models): nccl, lesson, textbook or calibrated",
+        description="collective model (costmodel.models): nccl, lesson, textbook or calibrated; "
+        "reference baseline: nccl-table (NCCL's tuning table alone, no corrections)",
     )
     arch: str | None = Field(
         None,
@@ -2049,11 +2053,56 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     )
 
 
+#: Scenario fields that set one micro-batch's work or the GPU's speed at it, besides the compute
+#: precision (:attr:`Scenario.compute_precision`): a measured compute time is of one setting of
+#: each, so two configurations that differ in one of them cannot share it
+#: (:func:`measured_compute_changed`)
+COMPUTE_WORK_FIELDS: tuple[str, ...] = (
+    "arch",
+    "params",
+    "local_batch",
+    "sequence_length",
+    "recompute",
+    "flash_attention",
+    "mfu",
+    "power_limit_w",
+)
+
+
+def measured_compute_changed(a: Scenario, b: Scenario) -> tuple[str, ...]:
+    """The fields in which ``b`` changes the work of ``a``'s micro-batch while pricing it with
+    ``a``'s one measured compute time (``b.compute_time_s == a.compute_time_s``): the measured
+    time is of ``a``'s micro-batch, so ``b``'s compute would read the same whatever it changed (a
+    13B model at a 7B's compute, twice the micro-batch for free, an MFU or a power limit that
+    moves nothing). Empty where ``a`` has no measured compute, ``b`` has its own, or nothing of
+    :data:`COMPUTE_WORK_FIELDS` (and the compute precision) differs; ``params`` is left out when
+    ``arch`` is named, since an architecture sets its count. Another GPU is a caveat of its own
+    (:func:`compare_summary`)."""
+    t = a.compute_time_s
+    if t is None or b.compute_time_s != t:
+        return ()
+    changed = [f for f in COMPUTE_WORK_FIELDS if getattr(a, f) != getattr(b, f)]
+    if "arch" in changed and "params" in changed:
+        changed.remove("params")
+    if a.compute_precision != b.compute_precision:
+        changed.append("precision")
+    return tuple(changed)
+
+
 def _measured_on_one_gpu(a: ScenarioResult, b: ScenarioResult) -> str:
-    """The caveat of a comparison across two GPUs that both sides price with one measured
-    compute time: a time measured on one card does not carry to the other, so the steps
-    compare the communication alone (empty where that is not the case)."""
+    """The caveat of a comparison whose two sides price their compute with one measured
+    compute time while B changes the micro-batch's work (:func:`measured_compute_changed`),
+    or runs on another GPU: a time measured for one micro-batch on one card carries to
+    neither, so the steps compare the communication alone (empty where that is not the
+    case)."""
     t = a.scenario.compute_time_s
+    if t is not None and (changed := measured_compute_changed(a.scenario, b.scenario)):
+        return (
+            f" Both sides use the one measured compute per micro-batch "
+            f"({units.format_duration(t)}), though B changes its work ({', '.join(changed)}): "
+            "B's compute is A's, not B's; give B its own measured compute, or none (its "
+            "fitted compute)."
+        )
     if t is None or b.scenario.compute_time_s != t or a.gpu_name == b.gpu_name:
         return ""
     return (

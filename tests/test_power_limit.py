@@ -149,7 +149,9 @@ def test_the_step_sweep_checks_each_preset_s_range_before_any_row():
 
 
 def test_cli_power_limit_needs_a_cluster():
-    args = ["step", "--params", "7B", "--compute-time", "400ms", "--ranks", "8"]
+    # no --compute-time: beside a measured compute a power limit is refused for that alone
+    # (tests/test_qa_pass62.py)
+    args = ["step", "--params", "7B", "--ranks", "8"]
     out = CliRunner().invoke(cli.app, [*args, "--bandwidth", "50GB/s", "--power-limit-w", "500"])
     assert out.exit_code == 2 and "--power-limit-w: needs --cluster" in out.stderr
 

@@ -1490,7 +1490,7 @@ def step(
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     c_ = _contention(contention)
     seq_n = _seq(seq)
-    _one_compute(mfu, compute_time)
+    _one_compute(mfu, compute_time, power_limit_w=power_limit_w)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = _params_given(params, arch)
@@ -1731,7 +1731,7 @@ def step(
                     f"{units.format_duration(result.step_time_s)} ({cli_words(ddp.NO_BAND)}; "
                     "--cluster NAME for a step with its band)",
                 ),
-                ("bound", f"{result.bound}-bound"),
+                ("bound", ddp.bound_text(result)),
                 ("scaling efficiency", _efficiency_text(result.efficiency, result.one_gpu_step_s)),
                 (
                     "with perfect overlap",
@@ -2253,9 +2253,13 @@ def _refuse_step_only(step_time: Any, contention: Any, power_limit_w: Any) -> No
             )
 
 
-def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
-    """A measured step replaces the compute, and a measured compute the MFU: a second one given
-    beside it would be silently ignored, so it is refused (the CLI's rule for options)."""
+def _one_compute(
+    mfu: Any, compute_time: Any, step_time: Any = None, power_limit_w: Any = None
+) -> None:
+    """A measured step replaces the compute, and a measured compute the MFU and the power limit
+    (each sets only the predicted compute's speed): a second one given beside it would be
+    silently ignored, so it is refused (the CLI's rule for options). The compute precision
+    stays: its peak bounds a measured compute time."""
     if step_time is not None and (mfu is not None or compute_time is not None):
         given = "--mfu" if mfu is not None else "--compute-time"
         raise ValueError(
@@ -2266,6 +2270,17 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         raise ValueError(
             "--mfu: not with --compute-time (a measured compute time replaces the MFU); give "
             "one of them"
+        )
+    if compute_time is None:
+        return  # beside --step-time: _refuse_step_only's
+    # the power limit sets only the predicted compute's speed: a measurement replaces it
+    # (`step --compute-time 400ms --power-limit-w 300` gave the 700 W step, unchanged). Not
+    # --precision: its peak bounds the measured time (a compute faster than the bf16 peak
+    # needs fp8), and the compute source says so
+    if power_limit_w is not None:
+        raise ValueError(
+            "--power-limit-w: not with --compute-time (it sets the speed of the predicted "
+            "compute, which a measured compute time replaces); give one of them"
         )
 
 
@@ -2511,6 +2526,30 @@ def _vs_ranks(a: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return {"nodes": nodes, "gpus_per_node": gpus}
 
 
+#: the --vs key a user types for a Scenario field of :data:`~costmodel.scenario.COMPUTE_WORK_FIELDS`
+#: where it is not the field's own name (``scenario --vs``'s short keys)
+_VS_KEY_OF = {"local_batch": "micro_batch", "sequence_length": "seq", "flash_attention": "flash"}
+
+
+def _refuse_measured_compute_for_b(a: Any, b: Any) -> None:
+    """``scenario --compute-time T --vs ...`` where B changes the work of the micro-batch T was
+    measured for (:func:`costmodel.scenario.measured_compute_changed`: the model, micro-batch,
+    sequence, recomputation, precision, MFU or power limit): B would be priced with A's T
+    whatever it changed, so it is refused in one line naming the changes and asking for B's
+    own compute time (``--vs compute_time=...``) or none (``--vs compute_time=none``: B's
+    fitted compute). The same measured compute on another GPU stays a caveat in the answer."""
+    from ..scenario import measured_compute_changed
+
+    if changed := measured_compute_changed(a, b):
+        keys = ", ".join(f"--vs {_VS_KEY_OF.get(f, f)}" for f in changed)
+        raise ValueError(
+            f"{keys}: not with A's --compute-time alone ({units.format_duration(a.compute_time_s)} "
+            "measured for A's micro-batch, whose work B changes, so B would be priced at A's "
+            "compute); give B its own: --vs compute_time=... (or compute_time=none for B's "
+            "fitted compute)"
+        )
+
+
 def _refuse_vs_run_options(vs: str) -> None:
     """Refuse a ``--vs`` key that is one of scenario's own options rather than a field of B
     (:data:`VS_RUN_OPTIONS`), naming what sets B's value, and ``strategy=all``
@@ -2602,7 +2641,9 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
     loss = "fp32" if o["loss"] is None else o["loss"]
     flash = True if o["flash"] is None else o["flash"]
     _check_loss(loss)
-    _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
+    _one_compute(
+        o["mfu"], o["compute_time"], o.get("step_time"), power_limit_w=o.get("power_limit_w")
+    )
     if o.get("precision") is not None:  # step's one-line refusal, with the value typed
         from ..strategy.step import compute_precision
 
@@ -2797,6 +2838,8 @@ def scenario(
             f"; micro-batch {b.local_batch:,} x accumulation {b.accumulation:,} solved from "
             f"{gt_name}"
         )
+    if b is not None:
+        _refuse_measured_compute_for_b(a, b)
     result = a.evaluate(scaling=b is None, flips=b is None)
     sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
     if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
