@@ -83,6 +83,36 @@ FITTED_COMM_CONTENTION = 1.0
 # bucket_cap_mb; 25 MiB is its default).
 ADVICE_CAPS_BYTES: tuple[int, ...] = tuple(m * 2**20 for m in range(1, 201))
 
+
+def bound_text(step: DDPStep) -> str:
+    """The one-link step's verdict in words, with its rule: the lesson's (section 8: comms-bound
+    when the all-reduce sum outlasts the compute, ``DDPStep.bound``), and, where that rule says
+    compute-bound while more than 5 % of the step still waits on the network, that share and the
+    cluster step's verdict on it (:func:`costmodel.strategy.step.verdict`, exposed communication
+    above :data:`~costmodel.strategy.step.EXPOSED_SIGNIFICANT` of the step), so the line never
+    calls a step with 20 % exposed communication compute-bound without a word.
+
+    >>> s = ddp_step(7e9, 64, compute_time_s=0.6, bandwidth_bytes_per_s=50e9)
+    >>> bound_text(s)
+    "compute-bound by the lesson's rule (all-reduce 551 ms < compute 600 ms), but 20% of the step is exposed communication: comms-bound by the cluster step's rule (over 5% exposed)"
+    >>> bound_text(ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9))
+    'comms-bound (all-reduce 551 ms > compute 400 ms)'
+    """
+    from .strategy.step import EXPOSED_SIGNIFICANT
+
+    comm, compute = format_duration(step.comm_s), format_duration(step.compute_s)
+    if step.bound == "comms":
+        return f"comms-bound (all-reduce {comm} > compute {compute})"
+    share = step.exposed_comm_s / step.step_time_s if step.step_time_s > 0 else 0.0
+    if share <= EXPOSED_SIGNIFICANT:
+        return f"compute-bound (all-reduce {comm} <= compute {compute})"
+    return (
+        f"compute-bound by the lesson's rule (all-reduce {comm} < compute {compute}), but "
+        f"{share:.0%} of the step is exposed communication: comms-bound by the cluster step's "
+        f"rule (over {EXPOSED_SIGNIFICANT:.0%} exposed)"
+    )
+
+
 NO_BAND = (
     "no error band: a step over one link (`ranks`, `bandwidth`) has no measured runs to take "
     "one from"
