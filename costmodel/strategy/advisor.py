@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -1027,7 +1028,9 @@ def fit_suggestions(
                 changes.append(
                     FitChange(f"{card} and {words} and recompute full", "larger_card", both, step)
                 )
-    # more GPUs: only the fewest nodes that fit, per variant (same strategy, or with fsdp)
+    # more GPUs: only the fewest nodes that fit, per variant (same strategy, or with fsdp);
+    # the doublings bracket it, a bisection between them finds it
+    changes = _fewest_nodes(changes, nodes, int(c0.gpus_per_node), ev)
     seen: set[str] = set()
     kept = []
     for ch in changes:
@@ -1047,6 +1050,45 @@ def fit_suggestions(
     )
     rest = sorted((c for c in kept if not c.fits), key=lambda c: c.step.memory_bytes)
     return FitAdvice(base, tuple(ok + rest))
+
+
+def _fewest_nodes(
+    changes: list[FitChange], nodes: int, gpus_per_node: int, ev: Callable[..., StrategyStep]
+) -> list[FitChange]:
+    """``changes`` with each more-GPUs variant's first fitting doubling replaced by the fewest
+    nodes that fit: the doublings ``2n, 4n, ...`` bracket it (``2^k n`` fits, ``2^(k-1) n``
+    does not), and a bisection over the node counts between finds the fewest, since the memory
+    per GPU falls with the ranks it is sharded over. Llama-3.1-70B under fsdp with recompute
+    full on one DGX H100 node was offered "4 nodes (32 GPUs)" where 3 fit (66.5 GB), and
+    Llama-3.1-405B on 16 nodes "32 nodes" where 24 fit. A node count the step refuses (an hsdp
+    group that does not divide it) counts as not fitting, so no suggestion is a count that
+    cannot run."""
+    out = list(changes)
+    firsts: dict[tuple[tuple[str, Any], ...], int] = {}
+    for i, ch in enumerate(out):
+        if ch.kind != "more_gpus" or not ch.fits:
+            continue
+        variant = tuple(sorted((k, v) for k, v in ch.updates.items() if k != "nodes"))
+        firsts.setdefault(variant, i)
+    for i in firsts.values():
+        ch = out[i]
+        hi = int(ch.updates["nodes"])
+        lo = max(nodes, hi // 2)  # the doubling below did not fit (or is the base)
+        best = ch
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                step = ev(**{**ch.updates, "nodes": mid})
+            except ValueError:
+                step = None
+            if step is not None and step.fits:
+                old = f"{hi} nodes ({hi * gpus_per_node} GPUs)"
+                words = f"{mid} nodes ({mid * gpus_per_node} GPUs)" + best.change.removeprefix(old)
+                best, hi = FitChange(words, "more_gpus", {**ch.updates, "nodes": mid}, step), mid
+            else:
+                lo = mid
+        out[i] = best
+    return out
 
 
 def _part_of(part: FitChange, whole: FitChange) -> bool:
