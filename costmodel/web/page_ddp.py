@@ -17,7 +17,7 @@ from costmodel.strategy.band import band_note, band_sources
 from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.strategy.memory import overheads_text
-from costmodel.strategy.step import PRECISIONS
+from costmodel.strategy.step import EXPOSED_SIGNIFICANT, PRECISIONS
 from costmodel.units import (
     elapsed_unit,
     format_bytes,
@@ -890,7 +890,15 @@ def render() -> None:
     )
     m[3].metric("Exposed communication", format_duration(result.exposed_comm_s))
     m = headline(4)
-    m[0].metric("Verdict", f"{result.bound}-bound")
+    m[0].metric(
+        "Verdict",
+        f"{result.bound}-bound",
+        # the rule (strategy.step.verdict): "comms-bound" beside an 80 % compute share read as
+        # "communication dominates"
+        help=f"comms-bound: the communication outlasts the compute, or more than "
+        f"{EXPOSED_SIGNIFICANT:.0%} of the step waits on it (here "
+        f"{result.exposed_comm_s / result.step_time_s:.0%} exposed)",
+    )
     m[1].metric(
         "Scaling efficiency",
         f"{100 * result.efficiency:.1f} %",
@@ -1004,7 +1012,20 @@ def render() -> None:
         unfit = (
             "" if result.fits else " (of a step that does not fit in GPU memory: make it fit first)"
         )
-        if flips.flip is not None:
+        # the flips move the comm-vs-compute balance (Scenario._flips); where the verdict is
+        # set by the exposed share instead (comms-bound with the all-reduce shorter than the
+        # compute), a flip "makes it comms-bound" of a step already comms-bound: said so, as
+        # `costmodel scenario` leaves its flip lines out there
+        balance = "comms" if result.comm_s > result.compute_s else "compute"
+        if balance != result.bound:
+            st.info(
+                f"The verdict is {result.bound}-bound by the exposed communication "
+                f"({result.exposed_comm_s / result.step_time_s:.0%} of the step, over "
+                f"{EXPOSED_SIGNIFICANT:.0%}) while the all-reduce is shorter than the compute: "
+                f"the changes below move that balance, not the verdict{unfit}.",
+                icon=":material/swap_vert:",
+            )
+        elif flips.flip is not None:
             (st.success if result.fits else st.warning)(
                 f"Smallest change that flips the verdict: **{flips.flip.description}**{unfit}",
                 icon=":material/swap_vert:",
