@@ -1,0 +1,152 @@
+"""The sixty-second QA pass (a new user's questions through the CLI and the API):
+
+- ``scenario --compute-time T --vs ...`` priced a B that changes the micro-batch's work (another
+  model, micro-batch, recomputation, precision, MFU or power limit) at A's measured T: a 13B
+  model at a 7B's compute, twice the micro-batch "for free", with no word; now refused in one
+  line asking for B's own compute time, and the API's comparison says it;
+- ``--power-limit-w`` beside ``--compute-time`` moved nothing and was accepted silently; refused,
+  as ``--mfu`` is;
+- ``train``/``scenario --model nccl-table`` was listed in their help and refused ("Input should
+  be ..."): a step sweep row at that model had no scenario; now one road;
+- the one-link ``step`` called a step with 20 % exposed communication "compute-bound" without a
+  word (the lesson's rule, comm vs compute); the line now says which rule and the share;
+- "what makes it fit" offered the next doubling of the nodes (4 nodes, 32 GPUs) where 3 fit.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+from costmodel import ddp
+from costmodel.scenario import compare_summary, measured_compute_changed
+from costmodel.strategy import strategy_step
+from costmodel.strategy.advisor import fit_suggestions
+from tests._cli import one_line_error, run
+
+A = ("scenario", "--arch", "llama-2-7b", "--nodes", "4", "--zero", "1", "--compute-time", "500ms")
+
+
+@pytest.mark.parametrize(
+    "vs, named",
+    [
+        ("arch=llama-2-13b", "--vs arch"),
+        ("micro_batch=2", "--vs micro_batch"),
+        ("recompute=full", "--vs recompute"),
+        ("precision=fp8", "--vs precision"),
+        ("mfu=0.3", "--vs mfu"),
+        ("power_limit_w=300", "--vs power_limit_w"),
+        ("seq=8192", "--vs seq"),
+    ],
+)
+def test_a_b_that_changes_the_work_of_a_measured_micro_batch_is_refused(vs, named):
+    line = one_line_error(run(*A, "--vs", vs), named, "--compute-time", "compute_time=")
+    assert "500 ms" in line
+
+
+def test_a_b_with_its_own_compute_or_the_same_work_is_answered():
+    own = run(*A, "--vs", "micro_batch=2,compute_time=900ms", "--json")
+    assert own.exit_code == 0, own.stderr
+    data = json.loads(own.stdout)
+    # B's own measured compute: twice the micro-batch is no longer free
+    assert data["b"]["compute_s"] == pytest.approx(0.9)
+    fitted = run(*A, "--vs", "micro_batch=2,compute_time=none", "--json")
+    assert fitted.exit_code == 0, fitted.stderr
+    assert json.loads(fitted.stdout)["b"]["compute_s"] != pytest.approx(0.5)
+    # nodes change the communication, not the micro-batch: A's compute carries
+    nodes = run(*A, "--vs", "nodes=8")
+    assert nodes.exit_code == 0, nodes.stderr
+
+
+def test_the_api_comparison_says_b_is_priced_at_as_measured_compute():
+    a = cm.Scenario(arch="llama-2-7b", nodes=4, zero_stage=1, compute_time_s=0.5)
+    b = a.with_changes({"local_batch": 2})
+    assert measured_compute_changed(a, b) == ("local_batch",)
+    assert measured_compute_changed(a, a.with_changes({"arch": "llama-2-13b"})) == ("arch",)
+    assert measured_compute_changed(a, a.with_changes({"nodes": 8})) == ()
+    own = a.with_changes({"local_batch": 2, "compute_time_s": 0.9})
+    assert measured_compute_changed(a, own) == ()
+    ra, rb = a.evaluate(scaling=False, flips=False), b.evaluate(scaling=False, flips=False)
+    assert rb.compute_s == ra.compute_s  # what the caveat is about
+    said = compare_summary(ra, rb)
+    assert "B changes its work (local_batch)" in said and "its own measured compute" in said
+    fitted = cm.Scenario(arch="llama-2-7b", nodes=4, zero_stage=1)
+    plain = compare_summary(
+        fitted.evaluate(scaling=False, flips=False),
+        fitted.with_changes({"local_batch": 2}).evaluate(scaling=False, flips=False),
+    )
+    assert "measured compute" not in plain
+
+
+@pytest.mark.parametrize("command", [("step", "--params", "7B"), ("train", "--params", "7B",
+                                     "--tokens", "1T")])  # fmt: skip
+def test_a_power_limit_beside_a_measured_compute_is_refused(command):
+    one_line_error(
+        run(*command, "--compute-time", "400ms", "--power-limit-w", "300"),
+        "--power-limit-w: not with --compute-time",
+    )
+    # alone, each is answered
+    assert run(*command, "--compute-time", "400ms").exit_code == 0
+    assert run(*command, "--power-limit-w", "300").exit_code == 0
+
+
+def test_scenario_and_train_take_the_reference_baseline_as_step_does():
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, strategy="fsdp")
+    want = strategy_step(**kw, model="nccl-table").step_time_s
+    assert want != strategy_step(**kw).step_time_s  # the baseline is another answer
+    r = cm.Scenario(**kw, model="nccl-table").evaluate(scaling=False, flips=False)
+    assert r.step_time_s == pytest.approx(want, rel=1e-12)
+    args = ("--arch", "llama-3.1-8b", "--nodes", "2", "--strategy", "fsdp", "--json")
+    for cmd in (("scenario",), ("train", "--tokens", "1T")):
+        res = run(*cmd, *args, "--model", "nccl-table")
+        assert res.exit_code == 0, res.stderr
+        data = json.loads(res.stdout)
+        assert data["step_time_s"] == pytest.approx(want, rel=1e-12), cmd
+    step = json.loads(run("step", *args, "--model", "nccl-table").stdout)
+    assert step["step_time_s"] == pytest.approx(want, rel=1e-12)
+    # an unknown model is still refused, naming the baseline among the choices
+    one_line_error(run("scenario", *args, "--model", "magic"), "--model")
+
+
+def test_the_one_link_verdict_says_its_rule_and_the_exposed_share():
+    s = ddp.ddp_step(7e9, 64, compute_time_s=0.6, bandwidth_bytes_per_s=50e9)
+    assert s.bound == "compute"  # the lesson's rule: 551 ms of all-reduce < 600 ms of compute
+    share = s.exposed_comm_s / s.step_time_s
+    assert share > 0.05
+    text = ddp.bound_text(s)
+    assert text.startswith("compute-bound by the lesson's rule") and f"{share:.0%}" in text
+    assert "comms-bound by the cluster step's rule" in text
+    res = run("step", "--params", "7B", "--compute-time", "600ms", "--ranks", "64",
+              "--bandwidth", "50GB/s")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    (line,) = [x for x in res.stdout.splitlines() if x.startswith("bound")]
+    assert line.split(None, 1)[1] == text
+    # the lesson's own problem: comms-bound by both rules, said plainly
+    comms = ddp.bound_text(ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9))
+    assert comms.startswith("comms-bound (all-reduce") and "rule" not in comms
+    # fp8 gradients (the lesson's flip): compute-bound with 2.5 % exposed, no caveat
+    fp8 = ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
+                       gradient_bytes_per_param=1)  # fmt: skip
+    assert ddp.bound_text(fp8).startswith("compute-bound (all-reduce")
+
+
+@pytest.mark.parametrize(
+    "arch, nodes, want",
+    [("llama-3.1-70b", 1, 3), ("llama-3.1-405b", 16, 23)],
+)
+def test_more_gpus_offers_the_fewest_nodes_that_fit(arch, nodes, want):
+    kw = dict(arch=arch, cluster="dgx-h100", strategy="fsdp", recompute="full")
+    fa = fit_suggestions(nodes=nodes, **kw)
+    more = [c for c in fa.changes if c.kind == "more_gpus" and c.fits]
+    assert more, [c.change for c in fa.changes]
+    first = more[0]
+    assert first.updates["nodes"] == want
+    assert first.change.startswith(f"{want} nodes ({want * 8} GPUs)")
+    # it fits there and not one node fewer: the fewest
+    assert strategy_step(nodes=want, **kw).fits
+    assert not strategy_step(nodes=want - 1, **kw).fits
+    assert first.step.step_time_s == pytest.approx(
+        strategy_step(nodes=want, **kw).step_time_s, rel=1e-12
+    )
