@@ -46,3 +46,12 @@ def test_a_step_where_the_rules_agree_keeps_its_smallest_flip():
     flips = [x.value for x in shown if "Smallest change that flips the verdict" in x.value]
     assert flips and "makes it comms-bound" not in flips[0], [x.value for x in shown]
     assert not [x for x in at.info if "move that balance" in x.value]
+
+
+def test_the_memory_pages_largest_model_says_what_it_holds_fixed():
+    at = open_page("page_memory.py", {"arch": "llama-3.1-8b", "zero_stage": "3", "dp_ranks": "32",
+                                      "act_seq": "8192"})  # fmt: skip
+    assert_clean(at)
+    (m,) = [m for m in at.metric if m.label.startswith("Largest model that fits")]
+    assert m.value.endswith("params")
+    assert "this model's activations and gathered units, held fixed" in m.help

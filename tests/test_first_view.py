@@ -69,10 +69,14 @@ from tests._first_view import PAGES, TABLE_KINDS, FirstView, first_view
 # page's "... and bucket" switch (a checkbox each, a kind both send already; their boxes only
 # once on): ddp 54 -> 55 elements, 90,286 B before the chart; memory 29 -> 30, 18,311 B
 # (bounds unchanged).
+# 2026-12-05, later still: the Memory page's "Largest model that fits" metric says in its help
+# that it holds this model's activations and gathered units fixed (read alone, an 8B's "46.5 B
+# params" read as "any model up to 46.5B fits"): memory 18,311 -> 18,423 B before the chart
+# (bound 18,400 -> 18,500; 30 elements, unchanged).
 BOUNDS: dict[str, tuple[int, int, int, int, int]] = {
     "collectives": (1, 0, 24, 21_000, 23_000),
     "cluster": (2, 0, 31, 17_500, 29_500),
-    "memory": (1, 0, 31, 18_400, 22_500),
+    "memory": (1, 0, 31, 18_500, 22_500),
     "batch": (0, 3, 32, 22_500, 22_500),
     "ddp": (2, 0, 55, 93_000, 117_000),
     "validate": (1, 0, 21, 18_300, 23_500),

@@ -150,3 +150,19 @@ def test_more_gpus_offers_the_fewest_nodes_that_fit(arch, nodes, want):
     assert first.step.step_time_s == pytest.approx(
         strategy_step(nodes=want, **kw).step_time_s, rel=1e-12
     )
+
+
+def test_the_largest_model_says_it_holds_this_models_activations_fixed():
+    """``memory --arch llama-3.1-8b --zero 3 --ranks 32 --seq 8192`` said "largest model that
+    fits 46.5 B params", read as "any model up to 46.5B fits", while a 30B model at the same
+    settings does not: the count holds the 8B's activations and gathered units fixed."""
+    args = ("memory", "--zero", "3", "--ranks", "32", "--seq", "8192", "--cluster", "dgx-h100")
+    small = run(*args, "--arch", "llama-3.1-8b")
+    assert small.exit_code == 0, small.stderr
+    (line,) = [x for x in small.stdout.splitlines() if x.startswith("largest model that fits")]
+    data = json.loads(run(*args, "--arch", "llama-3.1-8b", "--json").stdout)
+    fixed = data["activations_GB"] + data["buffers_GB"]  # fsdp: its gathered units
+    assert f"activations and gathered units, {fixed:.3g} GB, held fixed" in line, line
+    assert data["max_params"] > 30e9  # the count says a 30B would fit ...
+    big = json.loads(run(*args, "--arch", "mpt-30b", "--json").stdout)
+    assert big["fits"] is False  # ... and a named 30B does not: what the words are for

@@ -847,7 +847,8 @@ def memory(
                 "largest model that fits",
                 result.get("max_params_note")
                 or units.format_count(result["max_params"])
-                + (" param" if result["max_params"] == 1 else " params"),
+                + (" param" if result["max_params"] == 1 else " params")
+                + _held_fixed(parts),
             )
         )
         if result.get("min_ranks") is not None:
@@ -2251,6 +2252,21 @@ def _refuse_step_only(step_time: Any, contention: Any, power_limit_w: Any) -> No
                 f"{name}: not with --step-time (it changes only the predicted step, which a "
                 "measured step replaces); give one of them"
             )
+
+
+def _held_fixed(parts: dict[str, float]) -> str:
+    """What "largest model that fits" holds at this model's size (:func:`costmodel.strategy.
+    memory.stage_max_params`: the states scale with the count, the activations and FSDP's
+    gathered units are this model's): said beside the count where they are not 0, since a
+    larger model's are larger (Llama-3.1-8B at 8,192 tokens on 32 ranks said "46.5 B params"
+    where a 30B model at the same settings needs 121 GB of an 85.5 GB card)."""
+    fixed = parts.get("activations_bytes", 0.0) + parts.get("gathered_units_bytes", 0.0)
+    if fixed <= 0:
+        return ""
+    return (
+        f" (with this model's activations and gathered units, {units.format_bytes(fixed)}, "
+        "held fixed: a larger model's are larger)"
+    )
 
 
 def _one_compute(

@@ -1006,6 +1006,11 @@ def render() -> None:
         m[3].metric(
             f"Largest model that fits, ZeRO-{stage}",
             f"{format_count(largest)} params" if largest > 0 else "none",
+            # what it holds at this model's size, as `costmodel memory` says it beside the
+            # count: read alone, "46.5 B params" for an 8B at 8,192 tokens read as "any model
+            # up to 46.5B fits", where a 30B at the same settings needs 121 GB
+            help="States that fit beside this model's activations and gathered units, held "
+            "fixed: a larger model's are larger",
         )
         if largest <= 0:  # never "0 params": say what even one parameter would sit beside
             from costmodel.strategy.advisor import nothing_fits_note
