@@ -55,3 +55,13 @@ def test_the_memory_pages_largest_model_says_what_it_holds_fixed():
     (m,) = [m for m in at.metric if m.label.startswith("Largest model that fits")]
     assert m.value.endswith("params")
     assert "this model's activations and gathered units, held fixed" in m.help
+
+
+def test_the_step_pages_band_says_what_it_spans_beside_a_measured_compute():
+    at = open_page("page_ddp.py", {"ddp_compute": "400ms", "ddp_nodes": "1"})
+    assert_clean(at)
+    said = [c.value for c in at.caption if "Step band (" in c.value]
+    assert said and "the measured compute taken as it is" in said[0], said
+    fitted = open_page("page_ddp.py", {"ddp_nodes": "1"})
+    said = [c.value for c in fitted.caption if "Step band (" in c.value]
+    assert said and "Step band (compute, scaling beyond one node" in said[0], said

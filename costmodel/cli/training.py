@@ -2025,9 +2025,10 @@ def _step_on_cluster(
         ("step time", units.format_duration(s.step_time_s) + band),
     ]
     if not note:  # what the band rests on, as the collective bands' Sources: line says
-        from ..strategy.band import band_sources
+        from ..strategy.band import band_scope
 
-        rows.append(("step band", f"an 80% band, checked on published runs ({band_sources()})"))
+        unbanded = s.optimizer_s + s.host_overhead_s  # beside a measured compute: predicted
+        rows.append(("step band", band_scope(s.compute_source, unbanded)))
     rows += [
         ("tokens/s", units.format_count(s.tokens_per_s)),
         ("bound", f"{s.bound}-bound"),
