@@ -526,6 +526,11 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
     for err in exc.errors():
         loc = ".".join(str(x) for x in err.get("loc", ()))
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if err.get("type") == "literal_error" and "expected" in err.get("ctx", {}):
+            # a choice, in the CLI's words for one ("must be bf16 or fp8, got 'fp4'"), not
+            # pydantic's "Input should be 'bf16' or 'fp8'" with no word of what was typed
+            expected = str(err["ctx"]["expected"]).replace("'", "")
+            msg = f"must be {expected}, got {err.get('input')!r}"
         where = err.get("loc", ())
         # a field, or a nested model's (``node.gpu.memory_bytes``), not a list's element
         if err.get("type") in RANGE_ERRORS and where and all(isinstance(x, str) for x in where):

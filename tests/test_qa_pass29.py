@@ -323,7 +323,7 @@ def test_an_empty_presets_dir_is_refused_not_read_as_the_working_folder(folder):
     ("option", "said"),
     [
         ("--strategy", "--strategy: unknown ''; allowed: ddp, zero1, zero2, fsdp, hsdp"),
-        ("--param-dtype", "--param-dtype: Input should be 'bf16', 'fp16', 'fp8' or 'fp32'"),
+        ("--param-dtype", "--param-dtype: must be bf16, fp16, fp8 or fp32, got ''"),
     ],
 )
 def test_scenario_and_train_refuse_an_empty_strategy_or_param_dtype(command, option, said):

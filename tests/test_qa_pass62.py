@@ -182,3 +182,35 @@ def test_a_measured_computes_band_says_what_it_spans():
     fitted = run(*args)
     (plain,) = [x for x in fitted.stdout.splitlines() if x.startswith("step band")]
     assert "measured" not in plain and plain.endswith("sources)")
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        ("precision=fp4", "--vs precision: must be bf16 or fp8, got 'fp4'"),
+        ("param_dtype=int4", "--vs param_dtype: must be bf16, fp16, fp8 or fp32, got 'int4'"),
+        ("loss=x", "--vs loss: must be fp32, fp32-held or fused, got 'x'"),
+    ],
+)
+def test_a_refused_choice_says_what_was_typed(change, said):
+    """``--vs precision=fp4`` said pydantic's "Input should be 'bf16' or 'fp8'", no word of what
+    was typed, where ``--precision fp4`` says "must be bf16 or fp8, got 'fp4'"; the API too."""
+    assert one_line_error(run("scenario", "--params", "7B", "--vs", change)).endswith(said)
+    key, _, value = change.partition("=")
+    with pytest.raises(ValueError, match=said.removeprefix("--vs ")):
+        cm.Scenario(params=7e9, **{key: value})
+
+
+def test_hsdps_default_group_is_named_as_the_default():
+    """``memory --ranks 12 --cluster dgx-h100 --strategy hsdp`` said "--group-size: 8 does not
+    divide the 12 ranks", of an option not given: the default (one node) is named as such."""
+    args = ("memory", "--arch", "llama-3.1-8b", "--ranks", "12", "--cluster", "dgx-h100",
+            "--strategy", "hsdp")  # fmt: skip
+    line = one_line_error(run(*args))
+    assert line.endswith(
+        "--group-size: the default, one node's 8 GPUs, does not divide the 12 ranks; "
+        "allowed: 1, 2, 4; give --group-size"
+    ), line
+    typed = one_line_error(run(*args, "--group-size", "8"))
+    assert typed.endswith("--group-size: 8 does not divide the 12 ranks; allowed: 1, 2, 4")
+    assert run(*args, "--group-size", "4").exit_code == 0

@@ -777,7 +777,18 @@ def memory_layout(
     ):
         if value is not None:  # the step's options, only where given
             out[key] = value
-    make_layout(ranks=int(ranks), **{k: v for k, v in out.items() if v is not None})
+    try:
+        make_layout(ranks=int(ranks), **{k: v for k, v in out.items() if v is not None})
+    except ValueError as exc:
+        if strategy != "hsdp" or group_size is not None or "does not divide" not in str(exc):
+            raise
+        # the default group (one node) refused: named as the default, not as a group typed
+        # (`memory --ranks 12 --cluster dgx-h100 --strategy hsdp` said "--group-size: 8 does
+        # not divide the 12 ranks", of an option not given)
+        said = str(exc).removeprefix("group_size: ")
+        raise ValueError(
+            f"{group}: the default, one node's {gpn} GPUs, {said.split(' ', 1)[1]}; give {group}"
+        ) from None
     return out
 
 
