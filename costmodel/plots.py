@@ -419,10 +419,6 @@ def reserve_margins(figure: go.Figure) -> go.Figure:
 _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
-#: The background of a label drawn over a chart's bars: white, nearly opaque.
-_LABEL_BACKGROUND = "rgba(255, 255, 255, 0.85)"
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """Break ``text`` at spaces into lines of at most ``width`` characters.
 
@@ -621,36 +617,83 @@ def algorithms_on_cluster_figure(
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
-def memory_stack_figure(
-    frame, *, capacity_bytes: float | None = None, title: str = ""
-) -> go.Figure:
-    """Stacked bars of the memory one GPU holds, part by part, against the GPU's memory line,
-    each bar's total written above it.
+#: Height a bar's total takes above the point it is set on [px]: its box was 16 px tall in the
+#: app ("37.1 GB", chromium at 1440 and 390 px, 2026-12-05); 20 leaves room for a larger font,
+#: so that a label is moved whenever it might reach a line.
+BAR_LABEL_PX = 20.0
+
+#: Gap kept between a limit line and a bar's total set just above it [px]: the line's own
+#: width (2 px) and a pixel of air.
+BAR_LABEL_GAP_PX = 3.0
+
+
+def total_label_y(totals_bytes, limits_bytes, top_bytes: float) -> np.ndarray:
+    r"""Where each bar's total is written [B]: on its bar's top, or just above its limit line
+    where that line would pass through the label set on the bar's top.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Long format: ``config`` (one bar each), ``part`` and ``bytes`` [B].
-    capacity_bytes : float, optional
-        The GPU's memory [B], drawn as a horizontal line.
+    totals_bytes : array_like
+        Each bar's total [B], where its label is set (``textposition="top center"``).
+    limits_bytes : array_like
+        Each bar's limit line [B] (its GPU's memory); NaN where the bar has none.
+    top_bytes : float
+        The y axis's upper end [B]; the axis starts at 0.
 
     Notes
     -----
-    On a linear axis a sharded bar beside an unsharded one is a sliver (Llama-3.1-70B on 64
-    ranks: ZeRO-3's model state 25.3 GB beside ZeRO-0's 1.27 TB), so each bar's total, the sum of its
-    parts [B], is written above it (:func:`costmodel.units.format_bytes`, as the page's metrics
-    and table write it). The axis stays linear: a log axis would draw a stack's upper parts
-    shorter than its lower ones. A part no bar holds (activations left out, no CUDA context)
-    adds nothing to any stack and is left out of the chart and its legend; the page's table
-    lists every part.
+    A label set at :math:`y` takes :math:`[y - g, y + h]` of the axis, with
+    :math:`h = p_h / P \, T` and :math:`g = p_g / P \, T` for :math:`p_h` =
+    :data:`BAR_LABEL_PX`, :math:`p_g` = :data:`BAR_LABEL_GAP_PX`, :math:`T` = ``top_bytes``
+    and :math:`P` = :data:`MIN_PLOT_PX`, the least plot area a chart is given (a taller plot
+    area's label takes less of the axis, so the test errs towards moving a label). A line at
+    :math:`c` with :math:`y - g < c < y + h` would cross it: the label is set at
+    :math:`c + g` instead, on the line, over its bar. Llama-3.1-70B under ZeRO-3 on 64 ranks
+    with full recompute (37.1 GB beside ZeRO-0's 1.28 TB, a GPU of 85.5 GB): the line ran
+    through "37.1 GB" at 390 and 1440 px (chromium, 2026-12-05).
+
+    >>> total_label_y([10.0, 95.0, 200.0], [100.0, 100.0, float("nan")], 320.0)
+    array([ 10., 106., 200.])
     """
+    totals = np.asarray(totals_bytes, dtype=float)
+    limits = np.asarray(limits_bytes, dtype=float)
+    per_px = float(top_bytes) / MIN_PLOT_PX
+    height, gap = BAR_LABEL_PX * per_px, BAR_LABEL_GAP_PX * per_px
+    crossed = (totals - gap < limits) & (limits < totals + height)
+    return np.where(crossed, limits + gap, totals)
+
+
+def memory_axis_top(totals_bytes, limits_bytes) -> float:
+    r"""Upper end of a memory chart's y axis [B]: room above the highest bar or limit line
+    for a label set on it (:func:`total_label_y`).
+
+    Notes
+    -----
+    :math:`T = m / (1 - (p_h + p_g) / P)` for the highest bar or line :math:`m`, so that a
+    label set on it (:math:`p_h + p_g` px of the least plot area :math:`P`) stays inside.
+
+    >>> round(memory_axis_top([100.0, 50.0], [80.0, 80.0]), 1)
+    116.8
+    """
+    values = np.concatenate(
+        [np.asarray(totals_bytes, dtype=float).ravel(), np.asarray(limits_bytes, float).ravel()]
+    )
+    peak = float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+    return peak / (1.0 - (BAR_LABEL_PX + BAR_LABEL_GAP_PX) / MIN_PLOT_PX) if peak > 0 else 1.0
+
+
+def _memory_bars(frame, limits: dict, *, title: str) -> go.Figure:
+    """The stacked bars of :func:`memory_stack_figure` and :func:`memory_compare_figure`, each
+    bar's total written above it clear of ``limits`` (config -> its line [B])."""
     from .units import format_bytes
 
     # each bar's name on lines of ROW_LABEL_CHARS, level: plotly tilted the Memory page's long
     # A and B names ("A: llama-3.1-8b, N = 8, ZeRO-0, h100-sxm") on a 390 px phone, and they
     # took most of the chart's height (a plot area of 87 px; chromium, 2026-12-03)
     configs = [str(c) for c in dict.fromkeys(frame["config"])]
-    totals = frame.groupby("config", sort=False)["bytes"].sum()
+    totals = frame.groupby("config", sort=False)["bytes"].sum().to_numpy(dtype=float)
+    lines = np.array([float(limits.get(c, np.nan)) for c in configs])
+    top = memory_axis_top(totals, lines)
     data = [
         {
             "type": "bar",
@@ -666,7 +709,7 @@ def memory_stack_figure(
         {
             "type": "scatter",
             "x": configs,
-            "y": totals.to_numpy(dtype=float),
+            "y": total_label_y(totals, lines, top),
             "text": [format_bytes(float(t)) for t in totals],
             "mode": "text",
             "textposition": "top center",
@@ -684,41 +727,78 @@ def memory_stack_figure(
             "ticktext": ["<br>".join(_wrap(c, ROW_LABEL_CHARS)) for c in configs],
             "tickangle": 0,
         },
-        "yaxis": _unit_axis("B", title="memory per GPU"),
+        # the range set: the labels' places are computed from it (total_label_y)
+        "yaxis": {**_unit_axis("B", title="memory per GPU"), "range": [0.0, top]},
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
-    if capacity_bytes is not None:
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "yref": "y",
-                "y0": capacity_bytes,
-                "y1": capacity_bytes,
-                "line": {"color": "red", "dash": "dash"},
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "xref": "paper",
-                "x": 0,
-                "yref": "y",
-                "y": capacity_bytes,
-                "text": f"GPU memory {format_bytes(capacity_bytes)}",
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                # the label sits on the first bars: grey on their blue and red it could not be
-                # read (Llama-3.1-70B's ZeRO-0 bar, 1440 and 390 px; chromium, 2026-12-03).
-                # The line's red on a white chip reads on any bar and in either theme.
-                "bgcolor": _LABEL_BACKGROUND,
-                "font": {"color": "red"},
-            }
-        ]
     return go.Figure(data=data, layout=layout)
+
+
+#: How :func:`memory_stack_figure` draws the GPU's memory, which its legend entry repeats.
+_LIMIT_LINE = {"color": "red", "dash": "dash"}
+
+
+def memory_stack_figure(
+    frame, *, capacity_bytes: float | None = None, title: str = ""
+) -> go.Figure:
+    """Stacked bars of the memory one GPU holds, part by part, against the GPU's memory line,
+    each bar's total written above it.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Long format: ``config`` (one bar each), ``part`` and ``bytes`` [B].
+    capacity_bytes : float, optional
+        The GPU's memory [B], drawn as a horizontal line named in the legend.
+
+    Notes
+    -----
+    On a linear axis a sharded bar beside an unsharded one is a sliver (Llama-3.1-70B on 64
+    ranks: ZeRO-3's model state 25.3 GB beside ZeRO-0's 1.27 TB), so each bar's total, the sum of its
+    parts [B], is written above it (:func:`costmodel.units.format_bytes`, as the page's metrics
+    and table write it). The axis stays linear: a log axis would draw a stack's upper parts
+    shorter than its lower ones. A part no bar holds (activations left out, no CUDA context)
+    adds nothing to any stack and is left out of the chart and its legend; the page's table
+    lists every part.
+
+    A total the GPU's memory line would pass through is written just above the line instead
+    (:func:`total_label_y`), and the line's name, "GPU memory 85.5 GB", is its legend entry:
+    written on the plot above the line's left end it lay where the first bar's total is
+    raised to.
+    """
+    from .units import format_bytes
+
+    configs = [str(c) for c in dict.fromkeys(frame["config"])]
+    limits = {} if capacity_bytes is None else dict.fromkeys(configs, float(capacity_bytes))
+    figure = _memory_bars(frame, limits, title=title)
+    if capacity_bytes is not None:
+        figure.update_layout(
+            shapes=[
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": "y",
+                    "y0": capacity_bytes,
+                    "y1": capacity_bytes,
+                    "line": dict(_LIMIT_LINE),
+                }
+            ]
+        )
+        figure.add_trace(  # the line's name: a legend entry that draws nothing in the plot
+            {
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "lines",
+                "line": dict(_LIMIT_LINE),
+                "name": f"GPU memory {format_bytes(capacity_bytes)}",
+                "hoverinfo": "skip",
+            }
+        )
+    return figure
 
 
 _TIMELINE_COLORS = {
@@ -1100,7 +1180,7 @@ def hierarchy_phases_figure(
     (a flat ring's time) is drawn as markers beside the bars for comparison.
     """
     labels = [
-        f"{g} ({n}x{k})"
+        f"{int(g):,} ({int(n):,}x{int(k):,})"  # separators, as every GPU count is written
         for g, n, k in zip(frame["gpus"], frame["nodes"], frame["gpus_per_node"], strict=True)
     ]
     data = [
@@ -1495,7 +1575,7 @@ def memory_compare_figure(frame, *, capacities: dict, title: str = "") -> go.Fig
     :func:`memory_stack_figure`; ``capacities`` maps each config to its GPU's memory [B],
     drawn as a red marker on that bar.
     """
-    fig = memory_stack_figure(frame, title=title)
+    fig = _memory_bars(frame, dict(capacities), title=title)  # totals clear of the markers
     configs = list(capacities)
     fig.add_trace(
         {

@@ -572,7 +572,7 @@ def test_cluster_node_count_off_the_power_of_two_sweep(nodes):
     at = open_page("page_cluster.py", {"cl_nodes": nodes})
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
-    assert f"({nodes} x 8)" in at.subheader[0].value
+    assert f"({int(nodes):,} x 8)" in at.subheader[0].value  # separators, as the GPUs
 
 
 def test_cluster_one_gpu_per_node_and_a_single_gpu():

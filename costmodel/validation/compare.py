@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from costmodel._checks import must_be
+from costmodel._limits import MAX_MESSAGE_BYTES
 from costmodel.atomic import write_text_atomic
 from costmodel.tables import BUSBW_FACTOR
 
@@ -702,6 +703,11 @@ def compare(
     # unpredicted_note's warning, as every row left out that had bytes)
     lonely = ~(empty | untimed) & single.to_numpy()
     df.loc[lonely, "note"] = ONE_RANK_NOTE
+    # a buffer larger than any the model prices (a damaged or synthetic row): left out with its
+    # reason, as the rows above; passed on, the predictor refused its whole group, and a log
+    # with one such row could not be compared at all
+    oversize = ~(empty | untimed | lonely) & (size > MAX_MESSAGE_BYTES).to_numpy()
+    df.loc[oversize, "note"] = OVERSIZE_NOTE
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     # what NCCL applied to each row's op: a list per function (NCCL 2.24+'s NCCL_ALGO=
@@ -752,7 +758,7 @@ def compare(
     source = df["source"] if "source" in df else pd.Series([None] * len(df), index=df.index)
     df["_harness"] = np.where(source.astype(object) == "torch", "pytorch", "nccl-tests")
     keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"]
-    for key, group in df[~(empty | untimed | lonely | refused)].groupby(
+    for key, group in df[~(empty | untimed | lonely | oversize | refused)].groupby(
         keys, dropna=False, sort=False
     ):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
@@ -835,6 +841,8 @@ _EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
 ONE_RANK_MOVES_NOTHING = "a collective on one rank moves nothing, busbw undefined"
 #: the note of a row measured on one rank beside rows of more (compare leaves it out)
 ONE_RANK_NOTE = f"1 rank: {ONE_RANK_MOVES_NOTHING} (not compared)"
+#: the note of a row larger than the largest buffer predicted (compare leaves it out)
+OVERSIZE_NOTE = "over 16 TiB (2**44 B), the largest buffer the model prices (not compared)"
 #: the refusal of rows all measured on one rank (compare and calibrate)
 ONE_RANK_REFUSAL = (
     "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "

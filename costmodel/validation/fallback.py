@@ -86,7 +86,8 @@ def socket_fallback(
     measured : DataFrame
         Parsed rows (:func:`costmodel.validation.nccl_tests.read_nccl_tests` or the runner's):
         op, size_bytes, busbw_bytes_per_s, and nodes (rows without a node count are taken as
-        one node: the profile test then does not apply).
+        one node: the profile test then does not apply). A row whose ``time_s`` is not > 0
+        (0, N/A) measured nothing and is not judged by the profile test.
     cluster : str or Cluster, optional
         The preset the run is compared with; its NICs give the bound of the profile test.
         Without it only the debug lines are read.
@@ -111,6 +112,7 @@ def socket_fallback(
 
 def _profile(measured: pd.DataFrame, cluster: Any) -> str | None:
     import numpy as np
+    import pandas as pd
 
     from costmodel import units
     from costmodel.presets import cluster as load_cluster
@@ -122,6 +124,14 @@ def _profile(measured: pd.DataFrame, cluster: Any) -> str | None:
     rows = measured[measured["size_bytes"] >= LARGE_BYTES]
     rows = rows[rows["nodes"].notna() & (rows["nodes"].astype(float) > 1)]
     rows = rows[np.isfinite(rows["busbw_bytes_per_s"].astype(float))]
+    # a row without a time > 0 (0, N/A, a damaged log) measured nothing: its busbw of 0 is no
+    # slow network; a log of such rows alone is not judged (compare leaves them out too). A
+    # row without a time column is judged by a busbw > 0 alone.
+    if "time_s" in rows:
+        time_s = pd.to_numeric(rows["time_s"], errors="coerce").astype(float)
+        rows = rows[np.isfinite(time_s) & (time_s > 0)]
+    else:
+        rows = rows[rows["busbw_bytes_per_s"].astype(float) > 0]
     if rows.empty:
         return None
     base = load_cluster(cluster)

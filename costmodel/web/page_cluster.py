@@ -147,7 +147,7 @@ def render() -> None:
         )
         headline_text(
             f"All-reduce of {said_size(inp['size'], 'cl_size_text')} over {format_counted(int(facts['ranks']), 'GPU')} "
-            f"({facts['nodes']} x {facts['gpus_per_node']})",
+            f"({int(facts['nodes']):,} x {int(facts['gpus_per_node']):,})",
             format_duration(here["model_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )
         band = prediction_band(

@@ -592,7 +592,7 @@ def _label(inp: dict, result) -> str:
         *([] if s.compute_precision == "bf16" else [s.compute_precision]),
     ]
     said = f" ({', '.join(kept)})" if kept else ""
-    return f"{model} on {result.cluster_name} x {result.nodes}{said}, {result.layout}"
+    return f"{model} on {result.cluster_name} x {result.nodes:,}{said}, {result.layout}"
 
 
 def _compare(inp: dict, result, inp_b: dict):
@@ -861,7 +861,7 @@ def render() -> None:
         _overhead_boxes()
         return
     headline_text(
-        f"Step on {format_counted(result.ranks, 'GPU')} ({result.nodes} x {result.gpus_per_node})",
+        f"Step on {format_counted(result.ranks, 'GPU')} ({result.nodes:,} x {result.gpus_per_node:,})",
         f"{format_duration(result.step_time_s)}, {result.bound}-bound"
         + (
             ""
@@ -907,7 +907,7 @@ def render() -> None:
         "the optimizer step unsharded) / this step, at the overlap contention c chosen above. "
         f"Compute share of the step: {100 * result.compute_share:.1f} %",
     )
-    m[2].metric("GPUs", f"{result.ranks} ({result.nodes} x {result.gpus_per_node})")
+    m[2].metric("GPUs", f"{result.ranks:,} ({result.nodes:,} x {result.gpus_per_node:,})")
     m[3].metric("Throughput [tokens/s]", format_count(result.tokens_per_s))
     m = headline(4)
     m[0].metric(
