@@ -214,3 +214,25 @@ def test_hsdps_default_group_is_named_as_the_default():
     typed = one_line_error(run(*args, "--group-size", "8"))
     assert typed.endswith("--group-size: 8 does not divide the 12 ranks; allowed: 1, 2, 4")
     assert run(*args, "--group-size", "4").exit_code == 0
+
+
+def test_a_users_log_named_like_a_bundled_runs_short_id_is_the_users_own(tmp_path):
+    """A user's own 2 x 8 H100 log saved as ``20_allreduce.txt`` was read as the bundled run 20
+    (its file name's short id): that run's cluster (gcp-a3-high) and pinned ring were applied
+    beside the ``--cluster dgx-h100`` given, and the same bytes went from ok to FAIL. Only a
+    bundled file's content (or its whole name) makes a log that run now."""
+    from costmodel.reference import reference_path
+
+    lines = reference_path("06a", kind="nccl-tests").read_text().splitlines(keepends=True)
+    # the user's own copy: no curator's header, no device lines (rows alone)
+    mine = "".join(x for x in lines if not x.startswith("# ") or "nThread" in x)
+    results = []
+    for name in ("mine.txt", "20_allreduce.txt"):
+        (tmp_path / name).write_text(mine)
+        args = ("validate", "compare", str(tmp_path / name), "--op", "all_reduce",
+                "--nodes", "2", "--cluster", "dgx-h100", "--json")  # fmt: skip
+        res = run(*args)
+        assert res.exit_code in (0, 1), res.stderr
+        assert "bundled run" not in res.stdout + res.stderr, name
+        results.append(json.loads(res.stdout)["median_abs_rel_error"])
+    assert results[0] == results[1]

@@ -29,8 +29,15 @@ def test_a_bundled_log_is_found_by_its_bytes_or_its_name():
     path = reference_path("16a")
     raw = path.read_bytes()
     assert idx.find_bundled_run(raw, "upload.txt").preset == "aws-p4de"  # bytes, any name
-    assert idx.find_bundled_run(b"# edited\n" + raw, "16a_mine.log").preset == "aws-p4de"
+    # other line ends: the same run
+    crlf = raw.replace(b"\n", b"\r\n")
+    assert idx.find_bundled_run(crlf, "upload.txt").preset == "aws-p4de"
+    # an edited copy under the bundled file's own name: that run
+    assert idx.find_bundled_run(b"# edited\n" + raw, path.name).preset == "aws-p4de"
     assert idx.find_bundled_run(b"# edited\n" + raw, "mine.log") is None  # the user's own
+    # a user's own log whose name only starts with a run's short id is the user's own (it was
+    # read as that run, its index's cluster and launch applied; tests/test_qa_pass62.py)
+    assert idx.find_bundled_run(b"# edited\n" + raw, "16a_mine.log") is None
     assert idx.run_spec("27") is None  # two headline numbers, not a run
 
 
@@ -81,7 +88,9 @@ def test_the_page_defaults_a_picked_or_uploaded_bundled_log_and_says_so():
     raw = reference_path("20").read_bytes()
     clusters = data.preset_names("cluster")
     assert page_validate._default_cluster(raw, "tcpx.txt", clusters) == "gcp-a3-high"
-    assert page_validate._default_cluster(raw[:-1], "tcpx.txt", clusters) == "dgx-h100"
+    # a line of its own added: the user's own log (a lost last newline is the same text now)
+    assert page_validate._default_cluster(b"# mine\n" + raw, "tcpx.txt", clusters) == "dgx-h100"
+    assert page_validate._default_cluster(raw[:-1], "tcpx.txt", clusters) == "gcp-a3-high"
 
 
 def test_a_bundled_run_whose_rows_imply_another_rank_count_is_read_as_the_fit_reads_it():

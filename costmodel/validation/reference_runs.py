@@ -13,9 +13,11 @@ column); none is measured or tuned here.
 
 >>> run_spec("16a").preset, run_spec("16a").gpus_per_node
 ('aws-p4de', 8)
->>> find_bundled_run(b"", "20_my-copy.txt").preset
+>>> from costmodel.reference import reference_path
+>>> raw = reference_path("20", kind="nccl-tests").read_bytes()
+>>> find_bundled_run(raw.replace(b"\\n", b"\\r\\n"), "my-copy.txt").preset
 'gcp-a3-high'
->>> find_bundled_run(b"# my own run", "results.txt") is None
+>>> find_bundled_run(b"# my own run", "20_my-copy.txt") is None
 True
 """
 
@@ -313,15 +315,25 @@ def run_spec(prefix: str) -> BundledRun | None:
 _BY_PREFIX: dict[str, BundledRun] = {r.prefix: r for r in RUNS}
 
 
+def _text_digest(data: bytes) -> str:
+    """sha256 of a log's text with its line ends made LF and each line's trailing blanks
+    and the trailing blank lines dropped: the same run saved by another editor or system has
+    the same digest."""
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    return hashlib.sha256(b"\n".join(x.rstrip() for x in lines).rstrip(b"\n")).hexdigest()
+
+
 @functools.cache
 def _bundled_digests() -> dict[str, str]:
-    """sha256 of each bundled nccl-tests file's bytes -> its short id."""
+    """sha256 of each bundled nccl-tests file's bytes, and of its text as
+    :func:`_text_digest` reads it -> its short id."""
     from costmodel.reference import reference_dir, reference_id
 
-    return {
-        hashlib.sha256(p.read_bytes()).hexdigest(): reference_id(p.name)
-        for p in sorted(reference_dir("nccl-tests").glob("*.txt"))
-    }
+    out: dict[str, str] = {}
+    for p in sorted(reference_dir("nccl-tests").glob("*.txt")):
+        data = p.read_bytes()
+        out[hashlib.sha256(data).hexdigest()] = out[_text_digest(data)] = reference_id(p.name)
+    return out
 
 
 @functools.cache
@@ -344,17 +356,29 @@ def timed_runs() -> tuple[str, ...]:
 def find_bundled_run(raw: bytes | str, name: str) -> BundledRun | None:
     """The index entry of a log that is a bundled run, else None.
 
-    A log is a bundled run when its bytes equal a bundled file's (an upload of the bundled file
-    under any name) or its file name's short id, the part before the first underscore, is a
-    bundled run's prefix (``"16a_nccl-tests...txt"``, ``"20_my-copy.log"``). Decision: the name
-    counts as well as the content, so a bundled log saved with other line ends still gets its
-    run's preset; a user's own log named like one gets the same defaults, which the surfaces
-    show as assumed, and any input the user sets wins.
+    A log is a bundled run when its content is a bundled file's (its bytes, or its text with
+    other line ends or trailing blanks, :func:`_text_digest`) under any name, or when its file
+    name is a bundled file's whole name (a copy of it cut short or edited). Decision: a short
+    id alone, the part of the name before the first underscore, no longer counts. It did, so a
+    user's own run saved as ``20_allreduce.txt`` was read as the bundled run 20: its index's
+    cluster (gcp-a3-high) and pinned ring were applied to an H100 log beside the ``--cluster``
+    the user gave, and the same bytes went from 3.4 % to 20 % off.
     """
+    from pathlib import PurePath
+
     from costmodel.reference import reference_id
 
     data = raw.encode() if isinstance(raw, str) else raw
-    prefix = _bundled_digests().get(hashlib.sha256(data).hexdigest())
-    if prefix is None:
-        prefix = reference_id(name) if name else ""
-    return run_spec(prefix)
+    digests = _bundled_digests()
+    prefix = digests.get(hashlib.sha256(data).hexdigest()) or digests.get(_text_digest(data))
+    if prefix is None and name and PurePath(name).name in _bundled_names():
+        prefix = reference_id(PurePath(name).name)
+    return run_spec(prefix or "")
+
+
+@functools.cache
+def _bundled_names() -> frozenset[str]:
+    """The bundled nccl-tests files' names."""
+    from costmodel.reference import reference_dir
+
+    return frozenset(p.name for p in reference_dir("nccl-tests").glob("*.txt"))
