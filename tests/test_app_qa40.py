@@ -10,7 +10,9 @@ said the box's label twice.
 
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
+import functools
+
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 from tests.test_app import metrics, open_page
 
@@ -119,3 +121,24 @@ def test_an_unknown_algorithm_names_the_box_once():
         text = _algo_error(algo)
         assert text.startswith("**Algorithms (NCCL_ALGO)**: 'foo'"), text
         assert text.count("Algorithms (NCCL_ALGO)") == 1, text
+
+
+def test_back_to_a_refused_entry_keeps_that_entrys_tokens(monkeypatch):
+    """Nodes 0 (an entry holding 15T), Nodes 5, Tokens 20T, then Back to the refused entry: its
+    URL keeps 15T (not the 20T typed since), and the box shows 15T once Nodes is fixed."""
+    at = open_page("page_ddp.py", STEP)
+    _nodes(at, 0)
+    _nodes(at, 5)
+    at.text_input(key="ddp_tokens").set_value("20T").run()
+    assert _cost(at)
+    back = functools.partial(local_script_runner.RerunData, is_history_navigation=True)
+    monkeypatch.setattr(local_script_runner, "RerunData", back)
+    at.query_params.clear()
+    at.query_params.update({**STEP, "ddp_nodes": "0"})
+    at.run()
+    assert at.error and _cost(at) == {}
+    assert at.query_params.get("ddp_tokens") == "15T", dict(at.query_params)
+    monkeypatch.undo()
+    _nodes(at, 8)
+    assert at.text_input(key="ddp_tokens").value == "15T"
+    assert dict(at.query_params) == STEP

@@ -305,18 +305,25 @@ def keep_undrawn_in_url() -> None:
     box's value (the one it kept for the session: what it shows once drawn again) is written
     back, serialized as the binding writes it, left out at the box's default, and its binding
     released for this run so that the end-of-run cleanup leaves it; the box binds again when
-    drawn. A run ended by ``st.stop()`` needs none of this: Streamlit skips the cleanup of a
+    drawn. On a Back or Forward run (:func:`_history_navigation`) the value is the entry's URL
+    value (the default where it has none), as a drawn box shows it, and the box takes it too. A
+    run ended by ``st.stop()`` needs none of this: Streamlit skips the cleanup of a
     stopped run. No public API: where the internals differ it does nothing (the URL loses
     them).
     """
     try:
+        from urllib.parse import parse_qs
+
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        from streamlit.runtime.state.query_params import parse_url_param
         from streamlit.runtime.state.session_state_proxy import get_session_state
 
         ctx = get_script_run_ctx()
         if ctx is None:
             return
         drawn = ctx.shared.widget_ids_this_run.snapshot()
+        entry = parse_qs(ctx.query_string, keep_blank_values=True)  # this run's URL
+        back = _history_navigation()
         safe = get_session_state()
         with safe.query_params() as qp:  # the session's lock, held throughout
             state = safe._state
@@ -326,17 +333,28 @@ def keep_undrawn_in_url() -> None:
                 meta = state.get_widget_metadata(widget_id)
                 if meta is None:
                     continue
-                try:
-                    value = state.get_widget_value(widget_id)
-                except KeyError:
-                    continue
+                key = binding.param_key
+                if back:  # Back or Forward: the entry's URL wins, as for a drawn box
+                    raw = entry.get(key, [])
+                    try:
+                        if not raw:
+                            raise KeyError(key)
+                        value = meta.deserializer(
+                            parse_url_param(raw[0] if len(raw) == 1 else raw, meta.value_type)
+                        )
+                    except Exception:  # noqa: BLE001  (absent or unreadable: the default)
+                        value = meta.deserializer(None)
+                    state[key] = value  # the box shows it once drawn again
+                else:
+                    try:
+                        value = state.get_widget_value(widget_id)
+                    except KeyError:
+                        continue
                 qp.unbind_widget(widget_id)
                 if value == meta.deserializer(None):
-                    qp.remove_param(binding.param_key)
+                    qp.remove_param(key)
                 else:
-                    qp.set_corrected_value(
-                        binding.param_key, meta.serializer(value), meta.value_type
-                    )
+                    qp.set_corrected_value(key, meta.serializer(value), meta.value_type)
     except Exception:  # noqa: BLE001  (internals moved: the binding's own cleanup)
         return
 
