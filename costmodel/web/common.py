@@ -38,7 +38,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, get_args
 
@@ -293,6 +293,70 @@ def _drop_url_value(key: str) -> None:
         except Exception:  # noqa: BLE001  (internals moved: the URL keeps the value)
             pass
     _forget_initial_url_value(key)
+
+
+def keep_undrawn_in_url() -> None:
+    """Keep in the URL the value of every URL-bound box this run did not draw.
+
+    Called where a page stops early on a refused input (a red line, the rest not drawn).
+    Streamlit's binding (:data:`QP`) drops from the URL the value of a bound box a run does
+    not draw, so Nodes = 0 on Training step took "Tokens to train" and the price out of the
+    URL, and a reload opened their defaults (README: "a reload opens the same view"). Each such
+    box's value (the one it kept for the session: what it shows once drawn again) is written
+    back, serialized as the binding writes it, left out at the box's default, and its binding
+    released for this run so that the end-of-run cleanup leaves it; the box binds again when
+    drawn. On a Back or Forward run (:func:`_history_navigation`) the value is the entry's URL
+    value (the default where it has none), as a drawn box shows it, and the box takes it too. A
+    run ended by ``st.stop()`` needs none of this: Streamlit skips the cleanup of a
+    stopped run. No public API: where the internals differ it does nothing (the URL loses
+    them).
+    """
+    try:
+        from urllib.parse import parse_qs
+
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        from streamlit.runtime.state.query_params import parse_url_param
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        ctx = get_script_run_ctx()
+        if ctx is None:
+            return
+        drawn = ctx.shared.widget_ids_this_run.snapshot()
+        entry = parse_qs(ctx.query_string, keep_blank_values=True)  # this run's URL
+        back = _history_navigation()
+        safe = get_session_state()
+        with safe.query_params() as qp:  # the session's lock, held throughout
+            state = safe._state
+            for widget_id, binding in list(qp._bindings_by_widget.items()):
+                if widget_id in drawn:
+                    continue
+                meta = state.get_widget_metadata(widget_id)
+                if meta is None:
+                    continue
+                key = binding.param_key
+                if back:  # Back or Forward: the entry's URL wins, as for a drawn box
+                    raw = entry.get(key, [])
+                    try:
+                        if not raw:
+                            raise KeyError(key)
+                        value = meta.deserializer(
+                            parse_url_param(raw[0] if len(raw) == 1 else raw, meta.value_type)
+                        )
+                    except Exception:  # noqa: BLE001  (absent or unreadable: the default)
+                        value = meta.deserializer(None)
+                    state[key] = value  # the box shows it once drawn again
+                else:
+                    try:
+                        value = state.get_widget_value(widget_id)
+                    except KeyError:
+                        continue
+                qp.unbind_widget(widget_id)
+                if value == meta.deserializer(None):
+                    qp.remove_param(key)
+                else:
+                    qp.set_corrected_value(key, meta.serializer(value), meta.value_type)
+    except Exception:  # noqa: BLE001  (internals moved: the binding's own cleanup)
+        return
 
 
 def _url_count(key: str, text: str, label: str, tokens: bool = False) -> str | None:
@@ -1180,7 +1244,9 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
     ``labels`` maps the library's field names to the page's box labels
     (``{"sequence_length": "Sequence length [tokens]"}``): a refusal names the box the user
     typed in, not the API's argument. A rule over the whole model (no field of its own) is not
-    prefixed with ``field`` a second time. The message is shown as text (:func:`plain`): it may
+    prefixed with ``field`` a second time, nor is a message that names ``field``'s own box
+    (``algorithm: ...`` under the Algorithms (NCCL_ALGO) box said the label twice). The
+    message is shown as text (:func:`plain`): it may
     quote what the user typed. A name the library marks inside the message (`` `arch` ``) is
     said as the page's box (:func:`page_words`, with ``labels``): a page never tells the user
     to pass a flag.
@@ -1189,6 +1255,8 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
 
     def named(text: str) -> str:  # "group_size: 3 does not ..." -> "HSDP group [GPUs]: 3 ..."
         head, sep, rest = text.partition(": ")
+        if sep and names.get(head) == field:  # the field's own box: named once, in bold
+            return rest
         return f"{names[head]}: {rest}" if sep and head in names else text
 
     errors = getattr(exc, "errors", None)
@@ -1205,9 +1273,9 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
             allowed = (
                 field_range(getattr(exc, "title", ""), loc) if e["type"] in RANGE_ERRORS else ""
             )
+            box = "" if names.get(loc) == field else f"{names.get(loc, loc)}: "  # named once
             lines.append(
-                f"{names.get(loc, loc)}: {msg}{_got(e, msg)}"
-                + (f"; allowed: {allowed}" if allowed else "")
+                f"{box}{msg}{_got(e, msg)}" + (f"; allowed: {allowed}" if allowed else "")
                 if loc
                 else f"{named(msg)}{_got(e, msg)}"
             )
@@ -1234,7 +1302,11 @@ def _red(escaped: str) -> None:
 
 @contextmanager
 def section(
-    field: str, labels: Mapping[str, str] | None = None, *, answer: bool = False
+    field: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    answer: bool = False,
+    own_boxes: Collection[str] = (),
 ) -> Iterator[None]:
     """Run one section of a page; a ValueError becomes a red message and the rest still runs.
 
@@ -1244,11 +1316,18 @@ def section(
     question (:func:`headline`), where the page's number would stand, for the section that
     computes that number: a refusal only the whole computation makes (an HSDP group that does
     not divide the ranks, a GPU with no fp8) stood under every input, on a 390 px phone about
-    2,000 px below the top, where the answer was missing without a word.
+    2,000 px below the top, where the answer was missing without a word. ``own_boxes``: the
+    library names (keys of ``labels``) whose refusal is of that box's own value, wherever the
+    section finds it: such a message goes under the box's label, not ``field`` (an NCCL_ALGO
+    value the cluster cannot run is refused only once the nodes are known, and stood under
+    "Nodes / GPUs per node", which the user had not touched).
     """
     try:
         yield
     except ValueError as exc:
+        head = str(exc).partition(": ")[0]
+        if head in own_boxes and labels is not None and head in labels:
+            field = labels[head]
         slot = getattr(_answer, "slot", None) if answer else None
         if slot is None:
             show_error(field, exc, labels)

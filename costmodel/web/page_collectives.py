@@ -37,6 +37,7 @@ from costmodel.web.common import (
     headline,
     headline_text,
     headline_time,
+    keep_undrawn_in_url,
     notes,
     page_header,
     parse_input,
@@ -374,10 +375,13 @@ def _label(cfg: dict) -> str:
 def _link(inp: dict) -> None:
     op, ranks, size = inp["op"], int(inp["ranks"]), inp["size"]
     if size is None or inp["bandwidth"] is None or inp["latency"] is None:
+        keep_undrawn_in_url()  # refused in red: the chart tab below is kept in the URL
         return
     if not inp["algorithms"]:
         st.warning("Pick at least one algorithm to compare.")
+        keep_undrawn_in_url()
         return
+    drawn = False  # the section ran to its end (a refusal in it stops it before the charts)
     with section("Ranks N"):
         # the CLI's range for a link's ranks (--ranks, the sweep's ranks axis), 1..1e9, said
         # whole before the library's own refusal of ranks < 1 names one bound
@@ -439,6 +443,7 @@ def _link(inp: dict) -> None:
                         key=key,
                         reserve_margins=True,  # a first chart: drawn once (plots.reserve_margins)
                     )
+        drawn = True
 
         columns: dict[str, Any] = {
             "time [µs]": at_size["time_s"] * 1e6,
@@ -506,6 +511,8 @@ def _link(inp: dict) -> None:
             cards=True,  # a size per card on a phone: its grid scrolled sideways in its box
             caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
         )
+    if not drawn:  # refused in the section: its chart tab is kept in the URL
+        keep_undrawn_in_url()
 
 
 def _algorithm_rows(r, size: float) -> pd.DataFrame:
@@ -544,15 +551,20 @@ def _cluster_ranks(inp: dict, ranks: int | None) -> None:
 def _cluster(inp: dict) -> None:
     op, size, model = inp["op"], inp["size"], inp["model"]
     if size is None:
+        keep_undrawn_in_url()  # refused in red: the switch and chart tabs below stay in the URL
         return
     r = at_size = None
     algorithm = None
     with section(ALGO_BOX, {"algorithm": ALGO_BOX}):
         algorithm = _algorithm(inp["algorithm"], op, model)
     if algorithm is None:  # refused in red, naming the box and the allowed names
+        keep_undrawn_in_url()
         return
     inp["algo"] = algorithm
-    with section("Nodes / GPUs per node", {**_A_BOXES, "algorithm": ALGO_BOX}):
+    # an algorithm the cluster cannot run is refused here, under the box it was typed in
+    with section(
+        "Nodes / GPUs per node", {**_A_BOXES, "algorithm": ALGO_BOX}, own_boxes=("algorithm",)
+    ):
         check_boxes({"nodes": inp["nodes"], "gpus_per_node": inp["gpus"]}, _A_BOXES)
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
         nodes = int(inp["nodes"])
@@ -591,6 +603,7 @@ def _cluster(inp: dict) -> None:
         )
         _algorithms(inp, r, size)
     if r is None or at_size is None:
+        keep_undrawn_in_url()
         return
     if inp["pin"] is not None:
         with section("Configuration B", {**_B_BOXES, "algorithm": ALGO_BOX}):

@@ -61,6 +61,7 @@ from costmodel.web.common import (
     headline,
     headline_caption,
     headline_text,
+    keep_undrawn_in_url,
     mark_shown,
     notes,
     on_open,
@@ -852,6 +853,7 @@ def render() -> None:
     inp_b = _pinned(inp)
     if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute or bad_context:
         _overhead_boxes()  # drawn on every run: a refused entry stays there to be corrected
+        keep_undrawn_in_url()  # the cost boxes below, not drawn: kept in the URL
         return
     result = None
     with section("Scenario", BOX_LABELS, answer=True):  # refused: said at the top, as the answer
@@ -859,6 +861,7 @@ def render() -> None:
     _mfu_in_use(result)
     if result is None:
         _overhead_boxes()
+        keep_undrawn_in_url()
         return
     headline_text(
         f"Step on {format_counted(result.ranks, 'GPU')} ({result.nodes:,} x {result.gpus_per_node:,})",
