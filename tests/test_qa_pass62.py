@@ -236,3 +236,27 @@ def test_a_users_log_named_like_a_bundled_runs_short_id_is_the_users_own(tmp_pat
         assert "bundled run" not in res.stdout + res.stderr, name
         results.append(json.loads(res.stdout)["median_abs_rel_error"])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("kind, axes", [("collective", {"size": "1GB"}),
+                                        ("step", {"arch": "llama-3.1-8b", "strategy": "fsdp"})])  # fmt: skip
+def test_preset_all_says_which_presets_it_leaves_out(kind, axes):
+    """``sweep --set preset=all --set nodes=1,2`` dropped the three one-node PCIe boxes, their
+    valid one-node rows too, without a word: now a warning names them, once a sweep."""
+    import warnings
+
+    from costmodel import presets
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = cm.sweep(kind=kind, preset="all", nodes=[1, 2], **axes)
+    said = [str(w.message) for w in caught if "leaves out" in str(w.message)]
+    no_network = [n for n in presets.names("cluster") if presets.cluster(n).node.nics_per_node == 0]
+    assert no_network and len(said) == 1, said
+    assert all(n in said[0] for n in no_network) and not set(no_network) & set(df["preset"])
+    # one node only: every preset, nothing said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        one = cm.sweep(kind=kind, preset="all", nodes=[1], **axes)
+    assert not [w for w in caught if "leaves out" in str(w.message)]
+    assert set(no_network) <= set(one["preset"])

@@ -1103,6 +1103,10 @@ def _check(grid: Grid) -> None:
     else:
         _check_memory(a)
     _check_limits(a)
+    if grid.kind != "memory" and a.get("preset") == ["all"]:
+        # the presets `all` leaves out, said once a grid (a memory grid sizes every preset's
+        # memory at any rank count: none left out)
+        _presets(a["preset"], a, warn=True)
 
 
 def _check_algorithms(a: dict[str, list[Any]]) -> None:
@@ -1717,13 +1721,17 @@ def _algorithms(op: str, model: str, requested: list[str], *, link: bool = False
     return list(models.algorithms(model, op, link=link))
 
 
-def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[Any]:
+def _presets(
+    requested: list[Any], axes: dict[str, Any] | None = None, *, warn: bool = False
+) -> list[Any]:
     """``["all"]`` -> every cluster preset (shipped and user), else the names as given.
 
     With ``all``, a grid that spans more than one node (``nodes`` > 1, or ``ranks`` above a
     node's GPUs) leaves out the presets whose nodes have no network (``nics_per_node = 0``):
-    "every preset" means every one that can build the grid. A preset named explicitly is
-    never left out (it is refused with the reason instead).
+    "every preset" means every one that can build the grid; with ``warn`` (:func:`_check`, once a
+    grid) a warning names those left out (their one-node rows go with
+    them: it said nothing). A preset named explicitly is never
+    left out (it is refused with the reason instead).
     """
     if requested == ["all"]:
         from .. import presets
@@ -1733,12 +1741,21 @@ def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[A
         max_nodes = max((int(v) for v in a.get("nodes", [1])), default=1)
         max_ranks = max((int(v) for v in a.get("ranks", [1])), default=1)
         if max_nodes > 1 or max_ranks > 1:
-            keep = []
+            keep, dropped = [], []
             for name in names:
                 c = presets.cluster(name, field="preset")
                 multi = max_nodes > 1 or max_ranks > c.gpus_per_node
-                if not multi or c.node.nics_per_node > 0:
-                    keep.append(name)
+                (keep if not multi or c.node.nics_per_node > 0 else dropped).append(name)
+            if dropped and warn:  # said, not silent: their one-node rows go with them
+                import warnings
+
+                warnings.warn(
+                    f"preset: all leaves out {', '.join(dropped)} (no network between nodes: "
+                    "they cannot build the grid's node counts above one; sweep them alone at "
+                    "one node)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             names = keep
         return names
     if "all" in requested:
