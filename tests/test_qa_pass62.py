@@ -260,3 +260,25 @@ def test_preset_all_says_which_presets_it_leaves_out(kind, axes):
         one = cm.sweep(kind=kind, preset="all", nodes=[1], **axes)
     assert not [w for w in caught if "leaves out" in str(w.message)]
     assert set(no_network) <= set(one["preset"])
+
+
+@pytest.mark.parametrize(
+    "text, typed, said",
+    [
+        ('kind = "step"\n[grid]\npreset = "dgx-h100"\nsize = "1GB"\nnodes = [2]\n',
+         "collective", "--kind collective contradicts kind = 'step' in "),
+        ('kind = "collective"\n[grid]\npreset = "dgx-h100"\narch = "llama-3.1-8b"\n'
+         'nodes = [2]\n', "step", "--kind step contradicts kind = 'collective' in "),
+    ],
+)  # fmt: skip
+def test_a_grid_files_kind_against_kind_is_said_first(tmp_path, text, typed, said):
+    """A grid file whose ``kind`` contradicts ``--kind`` was refused for an axis of the file's
+    kind, its message asking for the ``--kind`` the user had typed; the contradiction is said
+    first, and the API says it the same way."""
+    grid = tmp_path / "g.toml"
+    grid.write_text(text)
+    one_line_error(run("sweep", str(grid), "--kind", typed), said + str(grid))
+    from costmodel.sweep import load_grid
+
+    with pytest.raises(ValueError, match=f"kind: {typed} contradicts"):
+        load_grid(grid, typed)

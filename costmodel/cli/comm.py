@@ -1164,6 +1164,12 @@ def sweep(
                 f"{grid_file}:", lambda: sw.load_grid(grid_file, kind)
             )
         except ValueError as exc:  # a key of the file refused: named by its file, as --set's
+            said = str(exc)
+            if said.startswith(f"kind: {kind} contradicts kind = "):  # --kind's own words
+                theirs = said.removeprefix(f"kind: {kind} contradicts kind = ").split(" in ")[0]
+                raise ValueError(
+                    f"--kind {kind} contradicts kind = {theirs} in {grid_file}"
+                ) from None
             text = _one_line(exc, lambda f: str(grid_file) if f == "grid" else f"{grid_file}: {f}")
             # the file itself refused (the library's "grid file 'x' does not exist"): named as
             # the usage line names the argument, as every positional refusal is
