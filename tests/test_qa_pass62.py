@@ -274,11 +274,12 @@ def test_preset_all_says_which_presets_it_leaves_out(kind, axes):
 def test_a_grid_files_kind_against_kind_is_said_first(tmp_path, text, typed, said):
     """A grid file whose ``kind`` contradicts ``--kind`` was refused for an axis of the file's
     kind, its message asking for the ``--kind`` the user had typed; the contradiction is said
-    first, and the API says it the same way."""
+    first."""
     grid = tmp_path / "g.toml"
     grid.write_text(text)
     one_line_error(run("sweep", str(grid), "--kind", typed), said + str(grid))
+    # the API reads a file's kind as its own (kind= is the default of a file naming none)
     from costmodel.sweep import load_grid
 
-    with pytest.raises(ValueError, match=f"kind: {typed} contradicts"):
+    with pytest.raises(ValueError, match="unknown"):
         load_grid(grid, typed)

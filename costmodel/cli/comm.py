@@ -1164,11 +1164,12 @@ def sweep(
                 f"{grid_file}:", lambda: sw.load_grid(grid_file, kind)
             )
         except ValueError as exc:  # a key of the file refused: named by its file, as --set's
-            said = str(exc)
-            if said.startswith(f"kind: {kind} contradicts kind = "):  # --kind's own words
-                theirs = said.removeprefix(f"kind: {kind} contradicts kind = ").split(" in ")[0]
+            theirs = _file_kind(grid_file)
+            if kind is not None and theirs is not None and theirs != kind:
+                # said first: the file's axes were refused as its own kind's, the message
+                # asking for the --kind already typed (the check after the read never ran)
                 raise ValueError(
-                    f"--kind {kind} contradicts kind = {theirs} in {grid_file}"
+                    f"--kind {kind} contradicts kind = {theirs!r} in {grid_file}"
                 ) from None
             text = _one_line(exc, lambda f: str(grid_file) if f == "grid" else f"{grid_file}: {f}")
             # the file itself refused (the library's "grid file 'x' does not exist"): named as
@@ -1237,6 +1238,23 @@ def _set_axis(
         return None
 
     return option
+
+
+def _file_kind(grid_file: Path) -> str | None:
+    """The ``kind`` a grid file states, or None (none stated, or a file that cannot be read as
+    TOML: its own refusal says why)."""
+    import tomllib
+    import warnings
+
+    from .. import textfile
+
+    try:
+        with warnings.catch_warnings():  # a guessed encoding: said once, by the read itself
+            warnings.simplefilter("ignore")
+            data = tomllib.loads(textfile.decode_text(grid_file.read_bytes(), str(grid_file)))
+    except (OSError, ValueError):
+        return None
+    return str(data["kind"]) if "kind" in data else None
 
 
 def _sweep_run(

@@ -922,10 +922,6 @@ def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
         )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
         raise ValueError(f"grid file {str(p)!r} needs a non-empty [grid] table")
-    if kind is not None and "kind" in data and str(data["kind"]) != kind:
-        # before the axes are read as the file's kind: an axis of the kind asked for was
-        # refused first, its message asking for the kind the caller had given
-        raise ValueError(f"kind: {kind} contradicts kind = {data['kind']!r} in {str(p)!r}")
     on = str(data.get("kind", kind or "collective"))
     return make_grid(_beside(p.parent, data["grid"], on), kind=on)
 
