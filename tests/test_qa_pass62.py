@@ -283,3 +283,22 @@ def test_a_grid_files_kind_against_kind_is_said_first(tmp_path, text, typed, sai
 
     with pytest.raises(ValueError, match="unknown"):
         load_grid(grid, typed)
+
+
+def test_a_calibration_on_another_cluster_than_a_bundled_runs_is_said(tmp_path):
+    """``validate compare --reference 16a --calibration p5.toml`` (16a: A100s on aws-p4de; the
+    calibration's cluster aws-p5) said nothing and showed a 135 % error as the calibration's;
+    ``--cluster aws-p5`` says the run ran elsewhere. Now both say it."""
+    from costmodel.reference import reference_path
+
+    cal = tmp_path / "p5cal.toml"
+    made = run("calibrate", str(reference_path("16b", kind="nccl-tests")), "--cluster", "aws-p5",
+               "--name", "p5cal", "-o", str(cal))  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    want = "cluster: the bundled run 16a ran on aws-p4de (its index), not aws-p5"
+    for option in (("--calibration", str(cal)), ("--cluster", "aws-p5")):
+        res = run("validate", "compare", "--reference", "16a", *option, "--json")
+        assert any(w.startswith(want) for w in json.loads(res.stdout)["warnings"]), option
+    # the run it was calibrated on: nothing to say
+    same = run("validate", "compare", "--reference", "16b", "--calibration", str(cal), "--json")
+    assert not any("ran on" in w for w in json.loads(same.stdout)["warnings"])

@@ -769,6 +769,24 @@ def _kept_logs(measured: Any, results: Path) -> bytes | None:
     return b"\n".join(texts) if texts else None
 
 
+def _bundled_elsewhere(results: Path, cluster: str) -> str | None:
+    """The reader's notice for a bundled run compared on another cluster than its index's
+    (:func:`costmodel.validation.logread.read_log` says it of ``--cluster``), for the cluster
+    a calibration predicts on: None where ``results`` is no bundled run's file (a folder, a
+    results file, a user's own log) or the run ran on ``cluster``."""
+    from ..validation.reference_runs import find_bundled_run
+
+    if not results.is_file():
+        return None
+    run = find_bundled_run(results.read_bytes(), results.name)
+    if run is None or not run.preset or run.preset == cluster:
+        return None
+    return (
+        f"cluster: the bundled run {run.prefix} ran on {run.preset} (its index), not {cluster}: "
+        "the prediction is for a cluster the log did not measure"
+    )
+
+
 def _read_log(path: Path, **settings: Any) -> Any:
     """:func:`costmodel.validation.logread.read_log` of a log file, with the file name the op and
     the cluster may come from; lenient as the Validate page reads it (a row that cannot be read
@@ -1278,6 +1296,13 @@ def validate_compare(
                     f"costmodel: warning: --calibration {calibration.name} (cluster "
                     f"{loaded.base}) does not match the log: {mismatch}"
                 )
+            # a bundled run on another cluster than the calibration's: said as --cluster's is
+            # (the reader's notice; --reference 16a with an aws-p5 calibration said nothing of
+            # 16a's aws-p4de and showed a 135 % error as the calibration's)
+            other = _bundled_elsewhere(results, loaded.base)
+            if other:
+                notices.append(other)
+                said.append(f"costmodel: warning: {other}")
     else:
         from .. import presets
 
