@@ -65,3 +65,20 @@ def test_the_step_pages_band_says_what_it_spans_beside_a_measured_compute():
     fitted = open_page("page_ddp.py", {"ddp_nodes": "1"})
     said = [c.value for c in fitted.caption if "Step band (" in c.value]
     assert said and "Step band (compute, scaling beyond one node" in said[0], said
+
+
+def test_b_priced_at_as_measured_compute_is_a_warning():
+    """The step page's B (another model) beside A's measured compute was priced at A's compute
+    and answered in green; the answer now says B's compute is A's, as a warning."""
+    q = {"ddp_compute": "400ms", "ddp_pin": "true", "ddp_b_arch": "llama-2-13b"}
+    at = open_page("page_ddp.py", q)
+    assert_clean(at)
+    said = [w.value for w in at.warning if "B changes its work (arch)" in w.value]
+    assert said and "give B its own measured compute" in said[0], [w.value for w in at.warning]
+    assert not [s for s in at.success if "B changes its work" in s.value]
+    # B on more nodes changes no work: the answer stays green, with no caveat
+    plain = open_page("page_ddp.py", {"ddp_compute": "400ms", "ddp_pin": "true",
+                                      "ddp_b_nodes": "8"})  # fmt: skip
+    assert_clean(plain)
+    assert [s for s in plain.success if "faster" in s.value or "same step" in s.value]
+    assert not [w for w in plain.warning if "B changes its work" in w.value]

@@ -607,7 +607,14 @@ def _compare(inp: dict, result, inp_b: dict):
     if rb is None:
         return None
     st.subheader("A or B?")
-    st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
+    # B priced at A's measured compute though it changes that work (another model, precision):
+    # the answer carries the caveat (compare_summary), said as a warning, not a green answer
+    from costmodel.scenario import measured_compute_changed
+
+    shared = measured_compute_changed(result.scenario, rb.scenario)
+    (st.warning if shared else st.success)(
+        compare_summary(result, rb), icon=":material/compare_arrows:"
+    )
     if not rb.fits:
         _b_does_not_fit(rb, "its step below is")
     # B's own notes, as `scenario --vs` prints them ("note (B): ..."): A's bucket_cap not
