@@ -302,3 +302,32 @@ def test_a_calibration_on_another_cluster_than_a_bundled_runs_is_said(tmp_path):
     # the run it was calibrated on: nothing to say
     same = run("validate", "compare", "--reference", "16b", "--calibration", str(cal), "--json")
     assert not any("ran on" in w for w in json.loads(same.stdout)["warnings"])
+
+
+def test_a_step_sweeps_progress_moves_and_is_said_off_a_terminal(tmp_path, capsys, monkeypatch):
+    """A step sweep's rows were evaluated in one chunk (1,000,000 rows), so its progress bar
+    jumped from 0 to the end, and off a terminal ``--progress`` printed nothing at all (a
+    40-minute sweep silent under nohup or Slurm). Now the count moves in chunks of at most
+    STEP_PROGRESS_ROWS, as plain lines where no bar is drawn; the rows are the same."""
+    import pandas as pd
+
+    import costmodel.sweep as sw
+
+    monkeypatch.setattr(sw, "PROGRESS_LINE_S", 0.0)  # every chunk said
+    monkeypatch.setattr(sw, "STEP_PROGRESS_ROWS", 16)
+    axes = dict(preset="dgx-h100", arch="llama-3.1-8b", strategy="fsdp", nodes="1..40")
+    sw.sweep_to_file(tmp_path / "a.csv", kind="step", progress="lines", **axes)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("sweep: ")]
+    counts = [int(x.split()[1].replace(",", "")) for x in lines]
+    assert counts[:3] == [16, 32, 40] and lines[-1].startswith("sweep: 40 of 40 rows (100.0 %)")
+    sw.sweep_to_file(tmp_path / "b.csv", kind="step", **axes)  # no progress: one chunk
+    assert pd.read_csv(tmp_path / "a.csv").equals(pd.read_csv(tmp_path / "b.csv"))
+    # the CLI off a terminal (CliRunner's stderr is none): lines with --progress, none without
+    args = ("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", "arch=llama-3.1-8b",
+            "--set", "nodes=1..3")  # fmt: skip
+    said = run(*args, "--progress", "-o", str(tmp_path / "c.csv"))
+    assert said.exit_code == 0 and "sweep: 3 of 3 rows (100.0 %)" in said.stderr, said.stderr
+    quiet = run(*args, "-o", str(tmp_path / "d.csv"))
+    assert quiet.exit_code == 0 and "sweep: " not in quiet.stderr
+    with pytest.raises(ValueError, match="progress: must be True, False or 'lines'"):
+        sw.sweep_to_file(tmp_path / "e.csv", kind="step", progress="bar", **axes)

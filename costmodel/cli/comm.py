@@ -31,6 +31,7 @@ from ._common import (
     _sizes,
     bare_seconds_warning,
     cli_words,
+    option_given,
     preset_ranks,
     preset_ranks_example,
     relay_bare_number_warnings,
@@ -1240,6 +1241,18 @@ def _set_axis(
     return option
 
 
+def _progress_mode(progress: bool, as_json: bool) -> bool | str:
+    """How ``sweep -o`` shows its progress: a bar on a terminal's stderr; plain lines where
+    stderr is no terminal (a log file, Slurm, CI) and ``--progress`` was typed (the default
+    draws nothing there: it printed nothing either way, a 40-minute step sweep silent under
+    nohup); nothing with ``--json`` or ``--no-progress``."""
+    if not progress or as_json:
+        return False
+    if sys.stderr.isatty():
+        return True
+    return "lines" if option_given("--progress") else False
+
+
 def _file_kind(grid_file: Path) -> str | None:
     """The ``kind`` a grid file states, or None (none stated, or a file that cannot be read as
     TOML: its own refusal says why)."""
@@ -1328,7 +1341,7 @@ def _sweep_run(
         output,
         grid,
         chunk_rows=chunk_rows,
-        progress=progress and sys.stderr.isatty() and not as_json,
+        progress=_progress_mode(progress, as_json),
     )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)

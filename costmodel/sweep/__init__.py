@@ -221,20 +221,61 @@ def sweep(
     return to_frame(_unify(tables))
 
 
+STEP_PROGRESS_ROWS = 256
+"""Most rows of a step grid evaluated in one chunk while progress is shown [rows]: about 5-10 s
+of work at 25-40 step rows a second, so the count moves (the same rows as one chunk)."""
+
+PROGRESS_LINE_S = 10.0
+"""Least time between two of ``progress="lines"``'s lines [s]."""
+
+
+class _ProgressLines:
+    """``sweep_to_file(progress="lines")``'s counter: a line on stderr at most every
+    :data:`PROGRESS_LINE_S` seconds, and one at the end."""
+
+    def __init__(self, total: int, t0: float) -> None:
+        self.total, self.t0, self.rows, self.last = total, t0, 0, t0
+
+    def __call__(self, k: int) -> None:
+        self.rows += k
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_LINE_S:
+            self.last = now
+            self._say(now)
+
+    def _say(self, now: float) -> None:
+        import sys
+
+        share = 100.0 * self.rows / self.total if self.total else 100.0
+        print(
+            f"sweep: {self.rows:,} of {self.total:,} rows ({share:.1f} %), {now - self.t0:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def done(self) -> None:
+        self._say(time.perf_counter())
+
+
 def sweep_to_file(
     path: str | os.PathLike[str],
     grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
     kind: str = "collective",
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    progress: bool = False,
+    progress: bool | str = False,
     **axes: Any,
 ) -> SweepSummary:
     """Stream a sweep to CSV or Parquet (by extension) in chunks, written atomically.
 
     Memory is bounded by ``chunk_rows``, not by the grid; with ``progress=True`` a rich progress
-    bar on stderr counts rows. A step row whose step is refused is written with its reason in
-    ``error``; the summary counts those rows (``failed_rows``) and their reasons (``errors``).
+    bar on stderr counts rows, with ``progress="lines"`` plain lines on stderr do (``sweep: 512
+    of 95,000 rows (0.5 %), 12 s``, at most one each :data:`PROGRESS_LINE_S` and the last), for
+    a log file, Slurm or CI where no bar is drawn. With either, a step grid is evaluated in
+    chunks of at most :data:`STEP_PROGRESS_ROWS` rows (the same rows: a step row takes
+    milliseconds, and a grid of 95,000 in one chunk reported nothing until its end). A step row
+    whose step is refused is written with its reason in ``error``; the summary counts those
+    rows (``failed_rows``) and their reasons (``errors``).
     """
     fmt = output_format(path)
     check_writable(path)
@@ -251,7 +292,17 @@ def sweep_to_file(
     total = g.rows
     tally = RowErrors()  # rows refused one by one (a step sweep's error column)
     t0 = time.perf_counter()
-    if progress:
+    if progress not in (False, True, "lines"):
+        raise ValueError(f"progress: must be True, False or 'lines', got {progress!r}")
+    if progress and g.kind == "step":  # counted as it goes, not in one chunk at the end
+        chunk_rows = min(chunk_rows, STEP_PROGRESS_ROWS)
+    if progress == "lines":
+        said = _ProgressLines(total, t0)
+        rows = write_table(
+            path, tally.watch(iter_sweep(g, chunk_rows)), progress=said, total_rows=total
+        )
+        said.done()
+    elif progress:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
