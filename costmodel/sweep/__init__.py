@@ -297,11 +297,11 @@ def sweep_to_file(
     if progress and g.kind == "step":  # counted as it goes, not in one chunk at the end
         chunk_rows = min(chunk_rows, STEP_PROGRESS_ROWS)
     if progress == "lines":
-        said = _ProgressLines(total, t0)
+        counter = _ProgressLines(total, t0)
         rows = write_table(
-            path, tally.watch(iter_sweep(g, chunk_rows)), progress=said, total_rows=total
+            path, tally.watch(iter_sweep(g, chunk_rows)), progress=counter, total_rows=total
         )
-        said.done()
+        counter.done()
     elif progress:
         from rich.console import Console
         from rich.progress import (

@@ -1741,7 +1741,8 @@ def _presets(
         max_nodes = max((int(v) for v in a.get("nodes", [1])), default=1)
         max_ranks = max((int(v) for v in a.get("ranks", [1])), default=1)
         if max_nodes > 1 or max_ranks > 1:
-            keep, dropped = [], []
+            keep: list[Any] = []
+            dropped: list[Any] = []
             for name in names:
                 c = presets.cluster(name, field="preset")
                 multi = max_nodes > 1 or max_ranks > c.gpus_per_node
