@@ -984,6 +984,12 @@ class Scenario(OneLineModel):
             flip_list = []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
+        if flip_list and ("comms" if st.comm_s > st.compute_s else "compute") != str(st.bound):
+            # the verdict set by the exposed share (comms-bound, the all-reduce shorter than the
+            # compute): the flips move the balance, so none is "the smallest change that flips
+            # the verdict" (it read "1.08x less compute makes it comms-bound" of a comms-bound
+            # step); `scenario` and the step page say so, the list stays
+            best = None
         # the largest bare count beside these activations, with the layout's buffers and
         # gathered units: `costmodel memory`'s figure (the lesson's affine state alone said
         # 228B for llama-3.1-8b's activations under fsdp on 64 H100s where memory said 169B)
@@ -1065,7 +1071,8 @@ class Scenario(OneLineModel):
         )
 
     def _flips(self, clusters: _Clusters, step: Any) -> list[Flip]:  # noqa: C901
-        """The smallest change of each kind that flips the verdict (re-evaluating the step).
+        """The smallest change of each kind that flips the comm-vs-compute balance, the lesson's
+        verdict (re-evaluating the step); the headline verdict also counts the exposed share.
 
         The verdict is ``comm_s > compute_s`` (``ddp.DDPStep.bound``). Compute is linear in the
         compute per micro-batch and independent of the network; the all-reduce sum is linear in
@@ -1525,8 +1532,10 @@ class Flip(BaseModel):
 
     parameter: str = Field(description="the input changed")
     current: float | None = Field(description="its current value")
-    value: float | None = Field(description="the value that flips the verdict (None: none found)")
-    flips: bool = Field(description="whether this change flips the verdict")
+    value: float | None = Field(
+        description="the value that flips the comm-vs-compute balance (None: none found)"
+    )
+    flips: bool = Field(description="whether this change flips the comm-vs-compute balance")
     relative_change: float = Field(
         description="|value/current - 1|, to rank the changes (inf: not reachable; null in JSON)"
     )
@@ -1677,7 +1686,12 @@ class ScenarioResult(BaseModel):
     tokens_per_s: float
     timeline: list[dict[str, Any]] = Field(description="compute and comm intervals of the step")
     flips: list[Flip] = Field(description="each kind of change tried, and whether it flips")
-    flip: Flip | None = Field(description="the smallest change that flips the verdict")
+    flip: Flip | None = Field(
+        description="the smallest change that flips the comm-vs-compute balance, the lesson's "
+        "verdict (None where none flips it, or "
+        "where the verdict is comms-bound by the exposed share while the all-reduce is shorter "
+        "than the compute: the flips move that balance, not the verdict)"
+    )
     scaling: list[ScalingRow] = Field(description="step and efficiency vs node count")
     notes: list[str]
     compute_source: str = Field(
@@ -1860,7 +1874,12 @@ class ScenarioResult(BaseModel):
             lines.insert(0, self.notes[0] if self.notes else "DOES NOT FIT")
         balance = "comms" if self.comm_s > self.compute_s else "compute"
         if self.flip is not None and balance == self.bound:
-            lines.append(f"smallest flip       {self.flip.description}")
+            # of the lesson's balance (comm vs compute totals, Scenario._flips), which the
+            # verdict above also counts exposed communication beside
+            lines.append(
+                f"smallest flip       {self.flip.description} (of the comm-vs-compute balance, "
+                "the lesson's verdict)"
+            )
             for f in self.flips:
                 if f is not self.flip:
                     lines.append(f"  also              {f.description}")

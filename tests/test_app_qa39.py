@@ -43,7 +43,7 @@ def test_a_step_where_the_rules_agree_keeps_its_smallest_flip():
     assert _verdict(at).value == "comms-bound"
     # a 7B model at ZeRO-0 does not fit an H100: the flip is said as a warning then
     shown = [*at.success, *at.warning]
-    flips = [x.value for x in shown if "Smallest change that flips the verdict" in x.value]
+    flips = [x.value for x in shown if "Smallest change that flips the comm-vs-compute" in x.value]
     assert flips and "makes it comms-bound" not in flips[0], [x.value for x in shown]
     assert not [x for x in at.info if "move that balance" in x.value]
 

@@ -331,3 +331,20 @@ def test_a_step_sweeps_progress_moves_and_is_said_off_a_terminal(tmp_path, capsy
     assert quiet.exit_code == 0 and "sweep: " not in quiet.stderr
     with pytest.raises(ValueError, match="progress: must be True, False or 'lines'"):
         sw.sweep_to_file(tmp_path / "e.csv", kind="step", progress="bar", **axes)
+
+
+def test_no_flip_is_called_the_verdicts_where_the_exposed_share_sets_it():
+    """``Scenario.evaluate().flip`` is the smallest change of the comm-vs-compute balance (the
+    lesson's verdict); a step comms-bound by its exposed share (14 %) with the all-reduce
+    shorter than the compute had "1.08x less compute per step makes it comms-bound" as its
+    flip. None there now; the list stays, and where the two rules agree the flip is kept."""
+    s = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=8, compute_time_s=0.7, model="lesson")
+    r = s.evaluate(scaling=False)
+    assert r.bound == "comms" and r.comm_s < r.compute_s
+    assert r.flip is None and r.flips
+    agree = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=8, compute_time_s=0.4,
+                        model="lesson").evaluate(scaling=False)  # fmt: skip
+    assert agree.bound == "comms" and agree.comm_s > agree.compute_s and agree.flip is not None
+    text = run("scenario", "--params", "7B", "--nodes", "8", "--compute-time", "400ms",
+               "--model", "lesson").stdout  # fmt: skip
+    assert "(of the comm-vs-compute balance, the lesson's verdict)" in text

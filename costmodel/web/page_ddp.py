@@ -1046,11 +1046,12 @@ def render() -> None:
             )
         elif flips.flip is not None:
             (st.success if result.fits else st.warning)(
-                f"Smallest change that flips the verdict: **{flips.flip.description}**{unfit}",
+                f"Smallest change that flips the comm-vs-compute balance (the lesson's verdict):"
+                f" **{flips.flip.description}**{unfit}",
                 icon=":material/swap_vert:",
             )
         else:
-            st.info(f"No change within reach flips the verdict{unfit}.")
+            st.info(f"No change within reach flips the comm-vs-compute balance{unfit}.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     if inp["strategy"] == "ddp":
         tried = pd.DataFrame([f.model_dump() for f in flips.flips])
