@@ -268,7 +268,9 @@ def test_cli_memory_sweep_takes_the_strategy(tmp_path):
         (["strategy=hsdp", "ranks=16"], ["group_size", "hsdp without preset", "group_size=8"]),
         (["strategy=hsdp", "group_size=3", "ranks=64"],
          ["group_size", "3 does not divide the 64 ranks", "1, 2, 4, 8, 16, 32, 64"]),
-        (["strategy=hsdp", "preset=dgx-h100", "ranks=12"], ["group_size", "8 does not divide"]),
+        # the default group (one node) named as the default, not as a group the user typed
+        (["strategy=hsdp", "preset=dgx-h100", "ranks=12"],
+         ["group_size", "the default, one node's 8 GPUs, does not divide the 12 ranks"]),
         (["strategy=fsdp", "zero_stage=1"], ["zero_stage", "strategy", "not both"]),
         (["group_size=8"], ["group_size", "strategy"]),
         (["strategy=zero1", "group_size=8"], ["group_size", "only hsdp"]),
