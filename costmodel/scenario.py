@@ -984,7 +984,7 @@ class Scenario(OneLineModel):
             flip_list = []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
-        if flip_list and ("comms" if st.comm_s > st.compute_s else "compute") != str(st.bound):
+        if flip_list and balance(st.comm_s, st.compute_s) != str(st.bound):
             # the verdict set by the exposed share (comms-bound, the all-reduce shorter than the
             # compute): the flips move the balance, so none is "the smallest change that flips
             # the verdict" (it read "1.08x less compute makes it comms-bound" of a comms-bound
@@ -1872,8 +1872,7 @@ class ScenarioResult(BaseModel):
         ]
         if not self.fits:
             lines.insert(0, self.notes[0] if self.notes else "DOES NOT FIT")
-        balance = "comms" if self.comm_s > self.compute_s else "compute"
-        if self.flip is not None and balance == self.bound:
+        if self.flip is not None and balance(self.comm_s, self.compute_s) == self.bound:
             # of the lesson's balance (comm vs compute totals, Scenario._flips), which the
             # verdict above also counts exposed communication beside
             lines.append(
@@ -2070,6 +2069,18 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
         f"(A {units.format_count(ga)} vs B {units.format_count(gb)} tokens/s per GPU); "
         f"memory: A {fits[a.fits]}, B {fits[b.fits]}.{_measured_on_one_gpu(a, b)}"
     )
+
+
+def balance(comm_s: float, compute_s: float) -> str:
+    """The lesson's verdict, the balance the flips move (:meth:`Scenario._flips`): ``"comms"``
+    where the communication [s] outlasts the compute [s], else ``"compute"``. The headline
+    verdict (:func:`costmodel.strategy.step.verdict`) also counts the exposed share, so the two
+    can differ; where they do, no flip is called the verdict's.
+
+    >>> balance(0.55, 0.4), balance(0.59, 0.7)
+    ('comms', 'compute')
+    """
+    return "comms" if comm_s > compute_s else "compute"
 
 
 #: Scenario fields that set one micro-batch's work or the GPU's speed at it, besides the compute

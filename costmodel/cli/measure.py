@@ -770,21 +770,14 @@ def _kept_logs(measured: Any, results: Path) -> bytes | None:
 
 
 def _bundled_elsewhere(results: Path, cluster: str) -> str | None:
-    """The reader's notice for a bundled run compared on another cluster than its index's
-    (:func:`costmodel.validation.logread.read_log` says it of ``--cluster``), for the cluster
-    a calibration predicts on: None where ``results`` is no bundled run's file (a folder, a
-    results file, a user's own log) or the run ran on ``cluster``."""
+    """:func:`costmodel.validation.logread.bundled_elsewhere` of the log ``results`` (None for a
+    folder or a results file, or a log that is no bundled run)."""
+    from ..validation.logread import bundled_elsewhere
     from ..validation.reference_runs import find_bundled_run
 
     if not results.is_file():
         return None
-    run = find_bundled_run(results.read_bytes(), results.name)
-    if run is None or not run.preset or run.preset == cluster:
-        return None
-    return (
-        f"cluster: the bundled run {run.prefix} ran on {run.preset} (its index), not {cluster}: "
-        "the prediction is for a cluster the log did not measure"
-    )
+    return bundled_elsewhere(find_bundled_run(results.read_bytes(), results.name), cluster)
 
 
 def _read_log(path: Path, **settings: Any) -> Any:

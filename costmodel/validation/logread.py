@@ -422,6 +422,19 @@ def decode_noting(raw: bytes | str, name: str) -> tuple[str, list[str]]:
     return text, notes
 
 
+def bundled_elsewhere(bundled: Any, cluster: str) -> str | None:
+    """The notice for a bundled run (``reference_runs.BundledRun``, or None) predicted on
+    another cluster than its index's: ``--cluster`` given to :func:`read_log`, or the cluster a
+    calibration predicts on (``validate compare --calibration``). None where there is nothing
+    to say."""
+    if bundled is None or not bundled.preset or cluster == bundled.preset:
+        return None
+    return (
+        f"cluster: the bundled run {bundled.prefix} ran on {bundled.preset} (its index), not "
+        f"{cluster}: the prediction is for a cluster the log did not measure"
+    )
+
+
 def read_log(
     raw: bytes | str,
     name: str,
@@ -574,14 +587,11 @@ def read_log(
         cluster_from = "the log's GPU and GPUs per node" if cluster else ""
     else:
         cluster_from = "you set it"
-        if bundled is not None and bundled.preset and cluster != bundled.preset:
+        elsewhere = bundled_elsewhere(bundled, cluster)
+        if elsewhere:
             # a bundled run compared with another cluster than the one it ran on: said, as a
             # log whose GPU contradicts the cluster is (the option still wins)
-            notices.append(
-                f"cluster: the bundled run {bundled.prefix} ran on {bundled.preset} (its "
-                f"index), not {cluster}: the prediction is for a cluster the log did not "
-                "measure"
-            )
+            notices.append(elsewhere)
     preset_gpn = None
     if cluster is not None:
         from costmodel import presets

@@ -1035,8 +1035,9 @@ def render() -> None:
         # set by the exposed share instead (comms-bound with the all-reduce shorter than the
         # compute), a flip "makes it comms-bound" of a step already comms-bound: said so, as
         # `costmodel scenario` leaves its flip lines out there
-        balance = "comms" if result.comm_s > result.compute_s else "compute"
-        if balance != result.bound:
+        from costmodel.scenario import balance
+
+        if balance(result.comm_s, result.compute_s) != result.bound:
             st.info(
                 f"The verdict is {result.bound}-bound by the exposed communication "
                 f"({result.exposed_comm_s / result.step_time_s:.0%} of the step, over "
