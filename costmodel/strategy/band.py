@@ -106,6 +106,25 @@ def band_sources() -> str:
     return runs_from_sources(*measured_sources())
 
 
+def band_covers(compute_source: str, unbanded_s: float = 0.0) -> str:
+    """What a step's band spans, in words (the step page's caption; :func:`band_scope` says
+    it in ``costmodel step``'s): the compute, the scaling beyond one node and the collectives,
+    or beside a measured compute the latter two alone, the optimizer step and DDP's host time
+    (``unbanded_s`` [s]) predicted with no band.
+
+    >>> band_covers("fitted")
+    'compute, scaling beyond one node, collectives'
+    """
+    from ..units import format_duration
+
+    if compute_source != "measured":
+        return "compute, scaling beyond one node, collectives"
+    return (
+        "scaling beyond one node, collectives; the measured compute taken as it is, the "
+        f"optimizer step and DDP host time ({format_duration(unbanded_s)}) with no band"
+    )
+
+
 def band_scope(compute_source: str, unbanded_s: float = 0.0) -> str:
     """What a step's 80 % band is and rests on, in words (``costmodel step``'s "step band" line,
     the step page's caption): :func:`band_sources`' runs, and, beside a measured compute

@@ -13,7 +13,7 @@ from costmodel import architecture, batch, plots, training
 from costmodel.compute import FP8_GPUS_TEXT
 from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
-from costmodel.strategy.band import band_note, band_sources
+from costmodel.strategy.band import band_covers, band_note, band_sources
 from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.strategy.memory import overheads_text
@@ -945,13 +945,7 @@ def render() -> None:
     band_why = band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
     # beside a measured compute the band spans the collectives and the scaling alone, said as
     # `costmodel step` says it (strategy.band.band_scope)
-    covers = (
-        f"scaling beyond one node, collectives; the measured compute taken as it is, the "
-        f"optimizer step and DDP host time "
-        f"({format_duration(result.optimizer_s + result.host_overhead_s)}) with no band"
-        if result.compute_source == "measured"
-        else "compute, scaling beyond one node, collectives"
-    )
+    covers = band_covers(result.compute_source, result.optimizer_s + result.host_overhead_s)
     band = (
         f" Step {band_why}."
         if band_why
