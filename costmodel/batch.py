@@ -38,6 +38,7 @@ from .units import choice_name
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
+BatchUnit = Literal["samples", "tokens"]
 
 _FIELDS: tuple[str, ...] = ("local_batch", "ranks", "accumulation", "global_batch")
 
@@ -87,6 +88,12 @@ LR_RULE_INFO: dict[LRRule, tuple[str, str]] = {
 #: optimizer -> the rule of :data:`LR_RULES` for it: an optimizer typed where the rule is asked
 #: (``rule="adamw"``, ``batch --rule adamw``) is answered with the rule it means
 OPTIMIZER_RULES: dict[str, LRRule] = {"adam": "sqrt", "adamw": "sqrt", "sgd": "linear"}
+
+#: batch unit -> the learning-rate rule taken when none is given, on every surface (the API's
+#: ``scale_learning_rate``, ``costmodel batch --rule``, the Batch page's radio): a batch in tokens
+#: is an LLM's, trained with AdamW (square root, Malladi et al. 2022); a batch in samples is the
+#: lesson's ResNet/SGD case (linear, Goyal et al. 2017: 0.1 at 256 -> 3.2 at 8192)
+LR_RULE_DEFAULT: dict[BatchUnit, LRRule] = {"samples": "linear", "tokens": "sqrt"}
 
 
 def rule_hint(rule: object) -> str:
@@ -775,8 +782,9 @@ def scale_learning_rate(
     base_lr: ArrayLike,
     base_batch: ArrayLike,
     new_batch: ArrayLike,
-    rule: LRRule = "linear",
+    rule: LRRule | None = None,
     critical_batch: ArrayLike | None = None,
+    unit: BatchUnit = "samples",
 ) -> FloatOrArray:
     r"""Learning rate for a new global batch, scaled from a tuned one.
 
@@ -789,14 +797,17 @@ def scale_learning_rate(
         Learning rate tuned at ``base_batch`` [-], > 0.
     base_batch, new_batch : array_like
         Global batch sizes, > 0, in one unit (samples, or tokens per step for LLMs).
-    rule : {"linear", "sqrt"}
-        ``sqrt`` for Adam/AdamW: Malladi et al. 2022 (arXiv:2205.10287; for SGD also
+    rule : {"linear", "sqrt"}, optional
+        Default: the unit's rule (:data:`LR_RULE_DEFAULT`: ``linear`` for samples, ``sqrt`` for
+        tokens), as ``costmodel batch`` and the Batch page take it. ``sqrt`` for Adam/AdamW: Malladi et al. 2022 (arXiv:2205.10287; for SGD also
         Krizhevsky 2014, arXiv:1404.5997, and Hoffer et al. 2017, arXiv:1705.08741).
         ``linear`` for SGD on ResNet: Goyal et al. 2017 (arXiv:1706.02677), with warmup
         (:func:`warmup_learning_rate`); see :data:`LR_RULE_INFO`.
     critical_batch : array_like, optional
         Critical batch size ``B_crit`` in the unit of the batches: the rate is not scaled past
         it (McCandlish et al. 2018, arXiv:1812.06162, :data:`CRITICAL_BATCH_CITATION`).
+    unit : {"samples", "tokens"}
+        The unit of the batches; it only picks the default rule.
 
     Examples
     --------
@@ -806,7 +817,15 @@ def scale_learning_rate(
     0.2
     >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
     0.0006
+    >>> scale_learning_rate(3e-4, 2**20, 4 * 2**20, unit="tokens")  # tokens: AdamW's sqrt
+    0.0006
     """
+    if unit not in LR_RULE_DEFAULT:
+        raise ValueError(
+            f"unit: must be {' or '.join(LR_RULE_DEFAULT)}, got {unit!r} (the batches' unit)"
+        )
+    if rule is None:
+        rule = LR_RULE_DEFAULT[unit]
     rule = choice_name(rule)  # "LINEAR" is linear, as `batch --rule` reads it
     if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(

@@ -112,7 +112,7 @@ def test_validate_page_shows_the_cli_verdict_line():
     from tests.test_app import _text
 
     cli_line = _cli_compare().stdout.strip().splitlines()[-1]
-    assert cli_line.startswith("FAIL: docs/fidelity.md goal; "), cli_line
+    assert cli_line.startswith("FAIL: docs/fidelity.md goal for multi-node-cloud; "), cli_line
     at = _validate()
     shown = [_text(m.value) for m in at.markdown]
     assert cli_line in shown, (cli_line, shown)

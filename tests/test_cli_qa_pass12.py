@@ -153,13 +153,15 @@ def test_batch_rule_without_base_lr_is_refused():
     )
 
 
-def test_batch_rule_default_is_still_sqrt():
+def test_batch_rule_default_is_the_unit_s():
+    # was sqrt in every unit; now the unit's (batch.LR_RULE_DEFAULT), the API's and the Batch
+    # page's: a batch in samples takes linear (tests/test_qa_pass63.py has the token case)
     base = ("batch", "--local", "1", "--ranks", "2", "--global", "4", "--base-lr", "1e-3")
     plain = run(*base, "--base-batch", "2", "--json")
-    sqrt = run(*base, "--base-batch", "2", "--rule", "sqrt", "--json")
-    assert plain.exit_code == 0 and sqrt.exit_code == 0, plain.stderr + sqrt.stderr
-    assert plain.stdout == sqrt.stdout
-    assert '"rule": "sqrt"' in plain.stdout
+    linear = run(*base, "--base-batch", "2", "--rule", "linear", "--json")
+    assert plain.exit_code == 0 and linear.exit_code == 0, plain.stderr + linear.stderr
+    assert plain.stdout == linear.stdout
+    assert '"rule": "linear"' in plain.stdout
 
 
 # --- a sweep range past its axis's limit names the range typed, not a value never typed --------

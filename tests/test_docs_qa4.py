@@ -40,6 +40,7 @@ def _accepted() -> dict[tuple[str, str], tuple[str, ...]]:
         ("predict_collective", "model"): every_model,
         ("compare.cluster_predictor", "model"): every_model,  # passed to predict_collective
         ("scale_learning_rate", "rule"): tuple(batch.LR_RULES),
+        ("scale_learning_rate", "unit"): tuple(batch.LR_RULE_DEFAULT),
         ("activation_bytes", "recompute"): architecture.RECOMPUTE_MODES,
         ("sweep", "kind"): sweep.KINDS,
         ("sweep", "engine"): sweep.ENGINES,

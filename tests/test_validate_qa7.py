@@ -62,7 +62,7 @@ def test_validate_compare_on_a_log_cut_below_1mib_is_not_assessed(tmp_path):
     text = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100")
     assert text.exit_code == 1, (text.stdout, text.stderr)
     last = text.stdout.strip().splitlines()[-1]
-    assert last.startswith("NOT ASSESSED: docs/fidelity.md goal; ")
+    assert last.startswith("NOT ASSESSED: docs/fidelity.md goal for multi-node-infiniband; ")
     assert "from 1 MiB: not assessed (no rows of 1 MiB or more)" in last
     assert "all sizes: " in last and "(<= goal 20%" in last  # the check that has rows is shown
     assert "ends without nccl-tests' footer" in text.stderr  # and why the rows stop

@@ -1393,8 +1393,14 @@ def validate_compare(
     # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
     # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        outcome, goal_line = cmp.fidelity_verdict(checked, from_bytes=floor, from_label=floor_text)
-        goals = cmp.fidelity_goals(checked, from_bytes=floor, from_label=floor_text)
+        # the goal of each row's regime: the cluster's (or the calibration's base cluster's)
+        goal_on = cluster if calibration is None else (loaded.base or None)
+        outcome, goal_line = cmp.fidelity_verdict(
+            checked, from_bytes=floor, from_label=floor_text, cluster=goal_on
+        )
+        goals = cmp.fidelity_goals(
+            checked, from_bytes=floor, from_label=floor_text, cluster=goal_on
+        )
         bad = checked.iloc[0:0] if outcome is not False else checked
     else:
         bad = cmp.exceeds(checked, tolerance)

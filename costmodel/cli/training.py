@@ -1141,7 +1141,8 @@ def batch(
         str | None,
         typer.Option(
             help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet), "
-            "with --base-lr.  [default: sqrt]"
+            "with --base-lr.  [default: sqrt with --base-tokens, linear with --base-batch, as "
+            "the Batch page and the API]"
         ),
     ] = None,
     critical_batch: Annotated[
@@ -1176,8 +1177,7 @@ def batch(
     from .. import batch as bt
 
     rule_given = rule is not None  # a rule scales the tuned LR: given without one, refused
-    rule = "sqrt" if rule is None else rule
-    if rule not in bt.LR_RULES:
+    if rule is not None and rule not in bt.LR_RULES:
         raise ValueError(
             f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}" + bt.rule_hint(rule)
         )
@@ -1269,7 +1269,20 @@ def batch(
             assert base_batch is not None
             base, new, unit = float(base_batch), sol.global_batch, "samples"
         crit = _tokens(critical_batch, "--critical-batch") if critical_batch else None
-        lr = bt.scale_learning_rate(base_lr, base, new, rule=rule, critical_batch=crit)
+        # not given: the unit's rule (bt.LR_RULE_DEFAULT), the API's and the Batch page's default
+        lr = bt.scale_learning_rate(
+            base_lr,
+            base,
+            new,
+            rule=rule,
+            critical_batch=crit,
+            unit="tokens" if unit == "tokens" else "samples",
+        )
+        rule = (
+            bt.LR_RULE_DEFAULT["tokens" if unit == "tokens" else "samples"]
+            if rule is None
+            else rule
+        )
         who, cite = bt.LR_RULE_INFO[rule]
         data["learning_rate"] = {
             "base_lr": base_lr, "base_batch": base, "new_batch": new, "unit": unit,

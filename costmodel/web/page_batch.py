@@ -123,7 +123,7 @@ def _inputs() -> dict:
         "radio",
         "Optimizer and rule",
         tuple(batch.LR_RULES),
-        index=tuple(batch.LR_RULES).index("sqrt" if llm else "linear"),
+        index=tuple(batch.LR_RULES).index(batch.LR_RULE_DEFAULT[unit]),
         format_func=lambda r: batch.LR_RULE_INFO[r][0],
         horizontal=True,
         key="rule_tokens" if llm else "rule",

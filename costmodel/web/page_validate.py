@@ -671,10 +671,12 @@ def _results(
     band: BandCheck,
     summary: pd.DataFrame | None = None,
     predicted_on: str | None = None,
+    base: str | None = None,
 ) -> None:
     """The comparison's numbers, warnings, verdict, charts and tables: predicted with ``model``
     on the preset ``cluster``, or (``predicted_on`` given: "calibration FILE [of BASE]") with an
-    uploaded calibration, whose ``summary`` is passed and whose band is its held-out error."""
+    uploaded calibration, whose ``summary`` is passed and whose band is its held-out error;
+    ``base``: the calibration's cluster, whose regimes set the goal (as ``cluster`` does)."""
     ok = comparison[comparison["rel_error"].notna()]
     on = f"({model}) on {cluster}" if predicted_on is None else f"({predicted_on})"
     band_help = (
@@ -719,7 +721,9 @@ def _results(
     n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
     # the docs/fidelity.md verdict, the line validate compare prints after its table (as
     # Markdown: no alert kind before the first chart, tests/test_first_view.py)
-    st.markdown(plain(fidelity_verdict(ok)[1]))
+    # the goal of each row's regime (cloud fabrics 15 %, ...), the cluster's or the calibration's
+    goal_on = cluster if predicted_on is None else base
+    st.markdown(plain(fidelity_verdict(ok, cluster=goal_on or None)[1]))
     overlay = _overlay(ok)
     measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
     (tab_busbw, busbw_open), (tab_error, error_open) = chart_tabs(
@@ -826,6 +830,7 @@ def _render_calibrated(
             band,
             summary=data.summarize_comparison(comparison),
             predicted_on=predicted_on,
+            base=base,
         )
         _ddp_steps(measured, None, label, (cal_content, cal_name), said=said)
 

@@ -1,0 +1,109 @@
+"""The sixty-third QA pass (a notebook user and a user pasting the docs):
+
+- the learning-rate rule taken when none is given differed by surface: ``costmodel batch`` took
+  sqrt in every unit (the lesson's Goyal example, 0.1 at 256 samples -> 8192, read 0.566 labelled
+  Adam/AdamW), ``cm.scale_learning_rate`` linear in every unit (the README's token example read
+  1.2e-3 instead of 6e-4), the Batch page the unit's; now one default everywhere, the unit's
+  (``batch.LR_RULE_DEFAULT``: samples linear, tokens sqrt).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+from costmodel import batch
+from tests._cli import run
+from tests.test_app import assert_clean, metrics, open_page
+
+
+def _cli_lr(*args: str) -> dict:
+    result = run("batch", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)["learning_rate"]
+
+
+def test_the_lesson_s_sgd_example_is_linear_on_the_api_and_the_cli():
+    # Goyal et al. 2017: 0.1 at 256 images -> 0.1 x 8192 / 256 = 3.2 at 8192
+    assert cm.scale_learning_rate(0.1, 256, 8192) == pytest.approx(3.2, rel=1e-12)
+    lr = _cli_lr("--local", "4", "--ranks", "64", "--global", "8192", "--base-lr", "0.1",
+                 "--base-batch", "256")  # fmt: skip
+    assert lr["rule"] == "linear" and lr["learning_rate"] == pytest.approx(3.2, rel=1e-12)
+
+
+def test_a_token_batch_takes_adamw_s_square_root_on_the_api_and_the_cli():
+    # 3e-4 at 1 Mi tokens -> x sqrt(4) at 4 Mi tokens
+    api = cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, unit="tokens")
+    assert api == pytest.approx(6e-4, rel=1e-12)
+    lr = _cli_lr("--local", "1", "--ranks", "512", "--global-tokens", "4Mi", "--seq", "4096",
+                 "--base-lr", "3e-4", "--base-tokens", "1Mi")  # fmt: skip
+    assert lr["rule"] == "sqrt" and lr["learning_rate"] == pytest.approx(api, rel=1e-12)
+
+
+def test_a_given_rule_wins_over_the_unit_s_and_a_bad_unit_is_named():
+    assert cm.scale_learning_rate(0.1, 256, 1024, rule="sqrt") == pytest.approx(0.2)
+    assert cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="linear", unit="tokens") == (
+        pytest.approx(1.2e-3)
+    )
+    with pytest.raises(ValueError, match=r"^unit: must be samples or tokens, got 'images'"):
+        cm.scale_learning_rate(0.1, 256, 1024, unit="images")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("unit", ["samples", "tokens"])
+def test_the_batch_page_s_default_rule_is_the_api_s(unit):
+    at = open_page("page_batch.py")
+    if unit == "tokens":
+        at.radio(key="batch_unit").set_value("tokens").run()
+    assert_clean(at)
+    key = "rule_tokens" if unit == "tokens" else "rule"
+    assert at.radio(key=key).value == batch.LR_RULE_DEFAULT[unit]
+    lr = [v for k, v in metrics(at).items() if k.startswith("Learning rate")]
+    assert len(lr) == 1
+
+
+# --- validate compare judged every fabric by the NVSwitch/InfiniBand goal -----------------------
+# docs/fidelity.md sets 8 % from 1 MiB for one NVSwitch node and InfiniBand, 15 % for cloud
+# fabrics and Slingshot, none for PCIe: 16a (EFA, 9.8 % from 1 MiB) read FAIL against 8 %.
+
+
+def test_a_cloud_run_is_judged_by_the_cloud_goal():
+    result = run("validate", "compare", "--reference", "16a", "--json")
+    data = json.loads(result.stdout)
+    ge = [g for g in data["goal"] if g["check"] == "from 1 MiB"]
+    assert [(g["regime"], g["goal"]) for g in ge] == [("multi-node-cloud", 0.15)]
+    assert ge[0]["passed"] is True  # 9.8 % <= 15 %; it failed the 8 % of InfiniBand
+    text = run("validate", "compare", "--reference", "16a").stdout.strip().splitlines()[-1]
+    assert text.startswith("FAIL: docs/fidelity.md goal for multi-node-cloud; ")
+    assert "(<= goal 15%, 24 rows)" in text  # all sizes (38 %) still fails its 20 %
+
+
+def test_a_pcie_run_has_no_goal_and_says_so():
+    result = run("validate", "compare", "--reference", "09a")
+    last = result.stdout.strip().splitlines()[-1]
+    assert result.exit_code == 1  # not assessed is never a pass
+    assert last.startswith("NOT ASSESSED: no docs/fidelity.md goal for single-node-pcie; ")
+    assert "(no goal for single-node-pcie, 22 rows)" in last
+
+
+def test_a_log_of_one_node_and_several_is_judged_per_regime():
+    import pandas as pd
+
+    from costmodel.validation.compare import fidelity_goals, fidelity_verdict
+
+    rows = pd.DataFrame(
+        {"size_bytes": [2**22] * 4, "rel_error": [0.05, 0.05, 0.12, 0.12], "nodes": [1, 1, 2, 2]}
+    )
+    goals = fidelity_goals(rows, cluster="aws-p5")
+    assert [(g["check"], g["goal"], g["passed"]) for g in goals] == [
+        ("from 1 MiB (single-node-nvlink)", 0.08, True),
+        ("all sizes (single-node-nvlink)", 0.20, True),
+        ("from 1 MiB (multi-node-cloud)", 0.15, True),
+        ("all sizes (multi-node-cloud)", 0.20, True),
+    ]
+    # the same rows on InfiniBand: 12 % misses its 8 %
+    outcome, line = fidelity_verdict(rows, cluster="dgx-h100")
+    assert outcome is False and "(multi-node-infiniband): 12.0% (> goal 8%, 2 rows)" in line
+    # no cluster: the NVSwitch/InfiniBand goal, as before
+    assert [g["goal"] for g in fidelity_goals(rows)] == [0.08, 0.20]
