@@ -107,3 +107,36 @@ def test_a_log_of_one_node_and_several_is_judged_per_regime():
     assert outcome is False and "(multi-node-infiniband): 12.0% (> goal 8%, 2 rows)" in line
     # no cluster: the NVSwitch/InfiniBand goal, as before
     assert [g["goal"] for g in fidelity_goals(rows)] == [0.08, 0.20]
+
+
+# --- validate compare's refusals: whole notes, and a command that runs as printed -------------
+
+
+def test_no_row_predicted_names_the_whole_note_not_a_cut_word():
+    # 03 pins CollNet, which dgx-h100 (no SHARP) cannot run: the note ends with the algorithms
+    # it can; the refusal cut it at 300 characters ("allowed algorithms h")
+    result = run("validate", "compare", "--reference", "03", "--cluster", "dgx-h100")
+    assert result.exit_code == 2
+    line = result.stderr.strip()
+    assert line.endswith("allowed algorithms here: auto, tree, ring, nvls_tree)"), line
+
+
+def test_the_command_a_refusal_names_runs_as_printed(tmp_path):
+    import re
+
+    from costmodel.reference import reference_dir
+
+    log = (
+        reference_dir() / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+    ).read_text()
+    bare = tmp_path / "nohosts.log"  # no host lines: no GPU, no preset to point to
+    bare.write_text(
+        "".join(x for x in log.splitlines(True) if "Rank " not in x and "Using devices" not in x)
+    )
+    result = run("validate", "compare", str(bare), "--op", "all_reduce")
+    assert result.exit_code == 2
+    command = re.search(r"\(costmodel (presets [^)]*)\)", result.stderr)
+    assert command, result.stderr
+    listed = run(*command.group(1).split())
+    assert listed.exit_code == 0, listed.stderr
+    assert "dgx-h100" in listed.stdout

@@ -1254,7 +1254,7 @@ def validate_compare(
     if calibration is None and cluster is None:
         raise ValueError(
             f"--cluster: {cmp.no_cluster_reason(measured)}; give --cluster NAME "
-            "(costmodel presets list cluster) or --calibration FILE"
+            "(costmodel presets list --kind cluster) or --calibration FILE"
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
@@ -1357,10 +1357,9 @@ def validate_compare(
     )
     table["cluster"] = predicted_on
     if table["rel_error"].notna().sum() == 0:
-        notes = sorted({str(n) for n in table.get("note", []) if n})
+        why = cmp.notes_text(table.get("note", []))  # whole notes, never cut mid-word
         raise ValueError(
-            "validate compare: no row could be predicted"
-            + (f" ({'; '.join(notes)[:300]})" if notes else "")
+            "validate compare: no row could be predicted" + (f" ({why})" if why else "")
         )
     for line in skipped_files:
         said.append(f"costmodel: warning: not compared: {line}")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import html
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -60,6 +60,8 @@ __all__ = [
     "fidelity_check",
     "fidelity_goals",
     "fidelity_verdict",
+    "notes_text",
+    "one_note",
     "median_error_lines",
     "preset_mismatch",
     "time_rel_error",
@@ -415,6 +417,41 @@ def combine_outcomes(outcomes: list[bool | None]) -> bool | None:
     if not outcomes or any(o is None for o in outcomes):
         return None
     return True
+
+
+def one_note(text: object, limit: int = 400) -> str:
+    """An exception's text as a row's ``note``: on one line, and cut at a word (with "...")
+    only past ``limit`` characters, never mid-word ("allowed algorithms h").
+
+    >>> one_note("a  b  c")
+    'a b c'
+    >>> one_note("allowed algorithms here: auto, tree", limit=28)
+    'allowed algorithms here:...'
+    """
+    line = " ".join(str(text).split())
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0] + "..."
+
+
+def notes_text(notes: Iterable[object] | None, limit: int = 600) -> str:
+    """The distinct notes of rows no prediction was made for, joined by "; " in sorted order, as
+    the "no row could be predicted" refusal says them: whole notes only (the first always),
+    the rest counted where they pass ``limit`` characters ("; and 2 more").
+
+    >>> notes_text(["b", "a", "b", None])
+    'a; b'
+    >>> notes_text(["x" * 10, "y" * 10, "z" * 10], limit=15)
+    'xxxxxxxxxx; and 2 more'
+    """
+    given = () if notes is None else notes
+    distinct = sorted({str(n) for n in given if n is not None and str(n)})
+    kept: list[str] = []
+    for i, note in enumerate(distinct):
+        if kept and len("; ".join([*kept, note])) > limit:
+            return "; ".join(kept) + f"; and {len(distinct) - i} more"
+        kept.append(note)
+    return "; ".join(kept)
 
 
 # GPU families as nccl-tests prints the device name (``NVIDIA H100 80GB HBM3``), most specific first
@@ -815,7 +852,7 @@ def compare(
                     None,
                 )
             except ValueError as exc:
-                applied[op, a, p] = (None, None, " ".join(str(exc).split())[:200])
+                applied[op, a, p] = (None, None, one_note(exc))
     rows = [
         applied[k] for k in zip(df["op"].astype(str), recorded(algo), recorded(proto), strict=True)
     ]
@@ -869,7 +906,7 @@ def compare(
                 call(op, group.size_bytes.to_numpy(float), int(ranks), int(group_nodes), **kwargs)
             )
         except (ValueError, KeyError, NotImplementedError) as exc:
-            df.loc[group.index, "note"] = " ".join(str(exc).split())[:200]
+            df.loc[group.index, "note"] = one_note(exc)
             continue
         df.loc[group.index, "predicted_time_s"] = np.broadcast_to(t, (len(group),))
         if chosen is not None:
@@ -1220,7 +1257,7 @@ def predict_ddp(
         except (ValueError, KeyError, NotImplementedError) as exc:
             for k in cols:
                 cols[k].append(math.nan if k not in ("timeline", "note") else None)
-            cols["note"][-1] = " ".join(str(exc).split())[:200]
+            cols["note"][-1] = one_note(exc)
             continue
         cols["predicted_compute_s"].append(step.compute_s)
         cols["predicted_comm_s"].append(step.comm_s)

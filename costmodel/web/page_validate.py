@@ -15,6 +15,7 @@ from costmodel.validation.compare import (
     cpu_regime_note,
     fidelity_verdict,
     flagged_note,
+    notes_text,
     unpredicted_note,
 )
 from costmodel.validation.fallback import socket_fallback
@@ -562,7 +563,7 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
         notes(said, kind="warning", escape=True, icon=":material/warning:")
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
-            why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
+            why = notes_text(comparison["note"].dropna())
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
         _results(raw, name, settings, cluster, model, comparison, band)
@@ -817,7 +818,7 @@ def _render_calibrated(
         said = list(comparison.attrs.get("warnings", ()))
         notes(said, kind="warning", escape=True, icon=":material/warning:")
         if comparison["rel_error"].notna().sum() == 0:
-            why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
+            why = notes_text(comparison["note"].dropna())
             raise ValueError(f"no row of {name} could be predicted with {label}: {why}")
         band = data.calibrated_band(raw, name, settings, cal_content, cal_name)
         _results(
