@@ -706,6 +706,18 @@ class CollectiveFit(_Frozen):
     cv_max_abs_rel_error_ge_1mib: float | None = Field(
         None, ge=0, description="the same, held-out sizes >= 1 MiB only"
     )
+    min_bytes: Bytes | None = Field(
+        None, description="smallest message size fitted: the held-out errors say nothing below"
+    )
+    max_bytes: Bytes | None = Field(
+        None, description="largest message size fitted: the held-out errors say nothing above"
+    )
+
+    @model_validator(mode="after")
+    def _check_fitted_sizes(self) -> Self:
+        _sizes_in_order(self.min_bytes, self.max_bytes)
+        return self
+
     source: Source
 
     @field_validator("algorithm")

@@ -140,3 +140,54 @@ def test_the_command_a_refusal_names_runs_as_printed(tmp_path):
     listed = run(*command.group(1).split())
     assert listed.exit_code == 0, listed.stderr
     assert "dgx-h100" in listed.stdout
+
+
+# --- a calibration's band was claimed for sizes its fits never saw ------------------------------
+_LOG_06A = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+
+
+def _calibrated(tmp_path, *bounds: str, below: float | None = None):
+    """A calibration of 06a (its rows below ``below`` only: a run cut off there), and the
+    band ``validate compare`` gives with it on the whole log."""
+    from costmodel.reference import reference_dir
+
+    whole = (reference_dir() / _LOG_06A).read_text()
+    log, fitted = tmp_path / "run.log", tmp_path / "fitted.log"
+    log.write_text(whole)
+    lines = whole.splitlines(True)
+    if below is not None:
+        lines = [x for x in lines if not (x.split()[:1] and x.split()[0].isdigit()
+                                          and int(x.split()[0]) >= below)]  # fmt: skip
+    fitted.write_text("".join(lines))
+    toml = tmp_path / "cal.toml"
+    made = run("calibrate", str(fitted), "--op", "all_reduce", *bounds, "-o", str(toml))
+    assert made.exit_code == 0, made.stderr
+    result = run("validate", "compare", str(log), "--calibration", str(toml), "--json")
+    assert result.exit_code in (0, 1), result.stderr
+    return toml, json.loads(result.stdout)["expected_error"]
+
+
+def test_a_calibration_fitted_from_1mib_has_no_band_below_it(tmp_path):
+    toml, band = _calibrated(tmp_path, "--min-bytes", "1MiB")
+    assert 'min_bytes = "1048576.0B"' in toml.read_text()
+    assert (
+        band["half_width_below_1MiB"] is None
+    )  # was the all-sizes held-out error, below 1 MiB too
+    assert band["half_width_from_1MiB"] is not None
+    assert "outside those the fits were fitted between" in band["basis"]
+
+
+def test_a_calibration_fitted_below_1mib_has_no_band_from_it(tmp_path):
+    _, band = _calibrated(tmp_path, below=2**20)
+    assert band["half_width_from_1MiB"] is None  # was its small sizes' error, "±x% from 1 MiB"
+    assert band["half_width_below_1MiB"] is not None
+
+
+def test_a_calibration_written_before_the_sizes_were_recorded_still_loads(tmp_path):
+    from costmodel.validation.calibrate import load_calibration
+
+    toml, _ = _calibrated(tmp_path, "--min-bytes", "1MiB")
+    old = tmp_path / "old.toml"
+    old.write_text("".join(x for x in toml.read_text().splitlines(True) if "_bytes = " not in x))
+    fits = load_calibration(old).fits
+    assert fits and all(f.min_bytes != f.min_bytes for f in fits)  # NaN: not recorded

@@ -52,10 +52,13 @@ def _edited(src: Path, tmp_path: Path, old: str, new: str) -> Path:
     return out
 
 
-def _set(src: Path, tmp_path: Path, key: str, value: str) -> Path:
-    """``src`` with the first line ``key = ...`` set to ``key = value`` (a hand edit)."""
+def _set(src: Path, tmp_path: Path, key: str, value: str, table: str = "") -> Path:
+    """``src`` with the first line ``key = ...`` set to ``key = value`` (a hand edit); with
+    ``table`` ("[[fabric]]"), the first in that table (the [[fit]] tables also record
+    ``min_bytes``/``max_bytes`` since 2026-12-05)."""
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
-    i = next(i for i, line in enumerate(lines) if line.startswith(f"{key} = "))
+    start = next((i for i, line in enumerate(lines) if table and line.strip() == table), 0)
+    i = next(i for i, line in enumerate(lines) if i >= start and line.startswith(f"{key} = "))
     lines[i] = f"{key} = {value}\n"
     out = tmp_path / "edited.toml"
     out.write_text("".join(lines), encoding="utf-8")
@@ -176,7 +179,7 @@ def test_a_fabric_table_is_checked_on_both_roads(
         bad = tmp_path / "edited.toml"
         bad.write_text(text[:start] + f"measured = {value}\n" + text[end:], encoding="utf-8")
     else:
-        bad = _set(h100_toml, tmp_path, key, value)
+        bad = _set(h100_toml, tmp_path, key, value, table="[[fabric]]")
     for args in (
         ("collective", "all_reduce", "--cluster", str(bad), "--size", "4KiB"),
         ("validate", "compare", str(H100_LOG), "--calibration", str(bad)),

@@ -99,6 +99,9 @@ class Fit:
     ranks: tuple[int, ...] = ()
     cv_max_abs_rel_error: float = math.nan  # held-out sizes (every other size)
     cv_max_abs_rel_error_ge_1mib: float = math.nan
+    #: the smallest and largest size fitted [B]: its held-out error says nothing outside them
+    min_bytes: float = math.nan
+    max_bytes: float = math.nan
 
     def predict(self, message_bytes: Any, ranks: Any) -> np.ndarray:
         """T = s(N) alpha + b(M, N) / B [s]."""
@@ -197,6 +200,8 @@ def fit_alpha_beta(
         float(np.sqrt(np.mean(rel**2))),
         float(np.max(np.abs(rel))),
         tuple(sorted({int(v) for v in n})),
+        min_bytes=float(m.min()),
+        max_bytes=float(m.max()),
     )
 
 
@@ -906,6 +911,9 @@ def _document(
         entry["latency_s"] = _quantity(f.latency_s, "s")
         entry["bandwidth_bytes_per_s"] = _quantity(f.bandwidth_bytes_per_s, "B/s")
         entry["ranks"] = list(f.ranks)
+        for key in ("min_bytes", "max_bytes"):  # the fitted sizes, where known
+            if key in entry:
+                entry[key] = _quantity(entry[key], "B")
         entry["source"] = f"fitted to {f.points} measured points from {calibration.source}"
         doc["fit"].append(entry)
     return doc
@@ -960,7 +968,7 @@ def load_calibration(path: str | Path) -> Calibration:
     UTF-16/32 by a byte-order mark, as a copy through a PowerShell 5 redirect has)."""
     from costmodel import textfile
     from costmodel.presets import MAX_PRESET_FILE_BYTES, MAX_PRESET_NESTING, toml_nesting
-    from costmodel.units import parse_duration, parse_rate
+    from costmodel.units import parse_bytes, parse_duration, parse_rate
 
     path = Path(path)
     try:
@@ -1015,6 +1023,9 @@ def load_calibration(path: str | Path) -> Calibration:
             values["bandwidth_bytes_per_s"] = _number(
                 values["bandwidth_bytes_per_s"], parse_rate, "bandwidth_bytes_per_s"
             )
+            for key in ("min_bytes", "max_bytes"):  # written since 2026-12-05
+                if key in values:
+                    values[key] = _number(values[key], parse_bytes, key)
             fits.append(Fit(**values))
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"{path}: bad [[fit]] entry {entry}: {exc}") from exc

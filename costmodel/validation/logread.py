@@ -1230,6 +1230,8 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     pinned = [applied(op, v) for op, v in zip(ok["op"], recorded, strict=True)]
     ranks = ok["ranks"].astype(float).tolist() if "ranks" in ok else [math.nan] * len(ok)
     unfitted: set[int] = set()  # rank counts of rows whose op and level no fit was fitted at
+    outside: set[str] = set()  # ops with rows outside the sizes their fits were fitted between
+    unheld: set[str] = set()  # ops with rows from 1 MiB whose fits held out no size from 1 MiB
     for i, (op, nodes, n, algo, m) in enumerate(
         zip(ok["op"], ok["nodes"].astype(float), ranks, pinned, size, strict=True)
     ):
@@ -1243,11 +1245,28 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
         fits = at
         if isinstance(algo, str):
             fits = [f for f in fits if f.algorithm in _fit_names(str(op), algo)] or fits
-        widths = [
-            f.cv_max_abs_rel_error_ge_1mib
-            if m >= ONE_MIB and f.cv_max_abs_rel_error_ge_1mib == f.cv_max_abs_rel_error_ge_1mib
-            else f.cv_max_abs_rel_error
+        # a fit's held-out error is of the sizes it was fitted between (a file written before
+        # they were recorded: all sizes): a row outside them has no band, as a row at another
+        # rank count has none; from 1 MiB only the held-out error from 1 MiB (a fit with no
+        # held-out size from 1 MiB has none there, not its small sizes' error)
+        within = [
+            f
             for f in fits
+            if math.isnan(f.min_bytes) or (f.min_bytes <= m <= f.max_bytes)  # NaN: not recorded
+        ]
+        if fits and not within:
+            outside.add(str(op))
+        elif (
+            m >= ONE_MIB
+            and within
+            and all(
+                f.cv_max_abs_rel_error_ge_1mib != f.cv_max_abs_rel_error_ge_1mib for f in within
+            )
+        ):
+            unheld.add(str(op))
+        widths = [
+            (f.cv_max_abs_rel_error_ge_1mib if m >= ONE_MIB else f.cv_max_abs_rel_error)
+            for f in within
         ]
         widths = [w for w in widths if w == w]
         if widths:
@@ -1264,6 +1283,19 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     note = "the fits have no held-out sizes (cv_max_abs_rel_error)"
     if unfitted:
         where = f"{', '.join(map(str, sorted(unfitted)))} ranks, which no fit was fitted at"
+        if has.any():
+            basis += f"; none for rows at {where}"
+        else:
+            note = f"every row is at {where}"
+    elif outside or unheld:
+        where = " or ".join(
+            w
+            for w, on in (
+                ("sizes outside those the fits were fitted between", outside),
+                ("sizes from 1 MiB, of which the fits held out none", unheld),
+            )
+            if on
+        )
         if has.any():
             basis += f"; none for rows at {where}"
         else:
