@@ -55,3 +55,17 @@ def test_full_recomputation_faster_than_the_peak_is_refused_in_red():
     ok = open_page("page_ddp.py", {**q, "ddp_compute": "2.6s"})
     assert_clean(ok)
     assert not _errors(ok), _errors(ok)
+
+
+def test_the_hsdp_group_box_says_which_groups_a_cluster_takes():
+    """The Memory page sizes any group that divides the ranks (3 of 12), as ``costmodel memory``
+    without --cluster (memory_layout: no node, the group stands for it), while ``memory
+    --cluster dgx-h100`` and ``cm.Layout`` (an 8-GPU node) refuse 3: the box's help says so."""
+    at = open_page("page_memory.py", {"dp_ranks": "12"})
+    at.radio(key="zero_stage").set_value(3).run()
+    at.radio(key="mem_strategy").set_value("hsdp").run()
+    at.number_input(key="mem_group").set_value(3).run()
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    helped = at.number_input(key="mem_group").help
+    assert "without --cluster" in helped and "divide a node's GPUs" in helped
