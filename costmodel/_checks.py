@@ -322,7 +322,13 @@ class FasterThanPeakError(ValueError):
 
 
 def refuse_faster_than_peak(
-    field: str, what: str, time_s: float, flops: float, peak_flops: float, allowed: str
+    field: str,
+    what: str,
+    time_s: float,
+    flops: float,
+    peak_flops: float,
+    allowed: str,
+    utilisation: str = "an MFU",
 ) -> float:
     r"""The one rule for a measured time: refused when it is faster than the GPUs can run.
 
@@ -339,6 +345,8 @@ def refuse_faster_than_peak(
     predicted communication (the prediction's error band is wide; a measurement is what
     corrects it). Returns the MFU; raises :class:`FasterThanPeakError` naming ``field``, the
     MFU and the shortest possible time ``F / F_peak``, put in the ``{}`` of ``allowed``.
+    ``utilisation`` names the ratio: ``F`` the FLOPs the GPUs execute, recomputation's
+    included, it is the hardware FLOP utilisation (PaLM appendix B), not the MFU.
 
     >>> refuse_faster_than_peak("step_time_s", "step", 2.0, 1e15, 1e15, "a step of at least {}")
     0.5
@@ -352,7 +360,7 @@ def refuse_faster_than_peak(
         # a percentage in digits while it reads as one (1e-300 s wrote 300 of them)
         pct = f"{100 * mfu:,.0f}%" if mfu < 1e4 else f"{100 * mfu:.3g}%"
         raise FasterThanPeakError(
-            f"{field}: a measured {what} of {time_s:.3g} s implies an MFU of {mfu:.3g} "
+            f"{field}: a measured {what} of {time_s:.3g} s implies {utilisation} of {mfu:.3g} "
             f"({pct} of the {peak_flops / 1e12:,.4g} TFLOP/s dense peak); allowed: "
             + allowed.format(f"{flops / peak_flops:.3g} s")
         )

@@ -231,7 +231,8 @@ class Scenario(OneLineModel):
         description="board power limit of the cluster's GPUs [W] in [minimum, datasheet maximum] "
         "(H100/H200 SXM 200..700 W, A100 SXM 100..400 W), "
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
-        "compute efficiency follows it (costmodel.compute.gpu_power_w)",
+        "compute efficiency follows it (costmodel.compute.gpu_power_w); not with compute_time_s, "
+        "which replaces that compute",
     )
     local_batch: int = Field(1, ge=1, le=10**6, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
@@ -242,11 +243,16 @@ class Scenario(OneLineModel):
         le=1,
         description="model FLOP utilisation [0.001, 1] of the dense peak of the compute precision "
         "(fp8's under precision fp8), PaLM's: of the model's FLOPs, recomputation's not "
-        "counted, so the same compute under any recompute; default: the fitted achievable efficiency "
+        "counted, so the same compute under any recompute, at most 1 / (1 + r) under its extra "
+        "work r (0.75 under full: the GPUs run the recomputed forward too); default: the fitted "
+        "achievable efficiency "
         "(costmodel.compute), or 0.4 of the bf16 peak on a GPU family it has no fit for",
     )
     compute_time_s: float | None = Field(
-        None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)"
+        None,
+        gt=0,
+        le=1e6,
+        description="measured compute per micro-batch [s] (overrides mfu; not with power_limit_w)",
     )
     precision: Literal["bf16", "fp8"] | None = Field(
         None,
@@ -542,6 +548,16 @@ class Scenario(OneLineModel):
             from .strategy.step import check_precision_support
 
             check_precision_support(c.gpu, self.precision)
+        return self
+
+    @model_validator(mode="after")
+    def _power_not_beside_measured(self) -> Scenario:
+        # the power limit sets only the predicted compute's speed: beside a measured compute
+        # time it was silently ignored (strategy_step, the CLI and the step sweep refuse it)
+        if self.power_limit_w is not None and self.compute_time_s is not None:
+            from .strategy.compute import power_beside_measured
+
+            raise ValueError(power_beside_measured())
         return self
 
     @property

@@ -165,6 +165,9 @@ class _Engine:
         from .strategy.step import strategy_step
 
         kw, acc = self._row_kwargs(r, gpus)
+        # the row's cluster is capped already (_setup); a power limit beside a measured
+        # compute time is refused (strategy_step): it sets only the predicted compute's speed
+        kw.pop("power_limit_w", None)
         per_gpu = r.global_batch / r.gpus
         return strategy_step(
             **kw,

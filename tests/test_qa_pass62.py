@@ -37,13 +37,21 @@ A = ("scenario", "--arch", "llama-2-7b", "--nodes", "4", "--zero", "1", "--compu
         ("recompute=full", "--vs recompute"),
         ("precision=fp8", "--vs precision"),
         ("mfu=0.3", "--vs mfu"),
-        ("power_limit_w=300", "--vs power_limit_w"),
         ("seq=8192", "--vs seq"),
     ],
 )
 def test_a_b_that_changes_the_work_of_a_measured_micro_batch_is_refused(vs, named):
     line = one_line_error(run(*A, "--vs", vs), named, "--compute-time", "compute_time=")
     assert "500 ms" in line
+
+
+def test_a_b_with_a_power_limit_beside_a_measured_compute_is_refused():
+    """A power limit beside a measured compute time is refused by Scenario itself (it sets the
+    speed of the compute the measurement replaces: power_beside_measured), B's too."""
+    one_line_error(
+        run(*A, "--vs", "power_limit_w=300"), "--vs power_limit_w", "not with compute_time_s"
+    )
+    assert run(*A, "--vs", "power_limit_w=300,compute_time=none").exit_code == 0
 
 
 def test_a_b_with_its_own_compute_or_the_same_work_is_answered():

@@ -152,13 +152,21 @@ def _params_given(params: str | None, arch: str | None) -> float | None:
     return p
 
 
+#: what ``--compute-time``'s help says of the options it is refused with (:func:`_one_compute`)
+_MEASURED_NOT_WITH = (
+    "Not with --mfu or --power-limit-w (each sets the speed of the predicted compute, which it "
+    "replaces)."
+)
+
 _MfuOpt = Annotated[
     float | None,
     typer.Option(
         min=0.0,
         max=1.0,
         help="Model FLOP utilisation [0.001, 1] of the --precision's dense peak, PaLM's: of the "
-        "model's FLOPs, the same compute under any --recompute (default: the fitted efficiency).",
+        "model's FLOPs, the same compute under any --recompute, at most 1 / (1 + r) under "
+        "recomputation's extra work r (0.75 under --recompute full: the GPUs run the recomputed "
+        "forward too) (default: the fitted efficiency).",
     ),
 ]
 _BucketOpt = Annotated[
@@ -1349,7 +1357,9 @@ def step(
     ] = None,
     compute_time: Annotated[
         str | None,
-        typer.Option(help="Measured compute (forward + backward) per micro-batch: 400ms."),
+        typer.Option(
+            help=f"Measured compute (forward + backward) per micro-batch: 400ms. {_MEASURED_NOT_WITH}"
+        ),
     ] = None,
     tokens_per_gpu: Annotated[
         str | None,
@@ -2308,10 +2318,9 @@ def _one_compute(
     # --precision: its peak bounds the measured time (a compute faster than the bf16 peak
     # needs fp8), and the compute source says so
     if power_limit_w is not None:
-        raise ValueError(
-            "--power-limit-w: not with --compute-time (it sets the speed of the predicted "
-            "compute, which a measured compute time replaces); give one of them"
-        )
+        from ..strategy.compute import power_beside_measured
+
+        raise ValueError(power_beside_measured("--power-limit-w", "--compute-time"))
 
 
 def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
@@ -2741,7 +2750,8 @@ def scenario(
     sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
-        str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
+        str | None,
+        typer.Option(help=f"Measured compute per micro-batch: 0.4s. {_MEASURED_NOT_WITH}"),
     ] = None,
     bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,
@@ -3351,7 +3361,8 @@ def train(
     sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
-        str | None, typer.Option(help="Measured compute per micro-batch.")
+        str | None,
+        typer.Option(help=f"Measured compute per micro-batch: 0.4s. {_MEASURED_NOT_WITH}"),
     ] = None,
     bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,

@@ -113,6 +113,25 @@ def measured_label(precision: str = "bf16") -> str:
     return f"{MEASURED_LABEL} (precision {precision} only bounds it by the {precision} peak)"
 
 
+def power_beside_measured(
+    power: str = "power_limit_w", compute: str = "compute_time_s", then: str = "give one of them"
+) -> str:
+    """The one refusal of a power limit beside a measured compute time, on every surface (the
+    API's ``strategy_step`` and ``Scenario``, the CLI, the step sweep; the step page drops the
+    limit and says so, as it does an MFU): the power limit sets only the speed of the
+    predicted compute (:func:`costmodel.compute.gpu_power_w`), which a measurement replaces,
+    so beside one it would be silently ignored. ``power`` and ``compute`` name the two fields
+    in the surface's words, ``then`` what to do.
+
+    >>> power_beside_measured()
+    'power_limit_w: not with compute_time_s (it sets the speed of the predicted compute, which a measured compute time replaces); give one of them'
+    """
+    return (
+        f"{power}: not with {compute} (it sets the speed of the predicted compute, which a "
+        f"measured compute time replaces); {then}"
+    )
+
+
 def micro_batch_compute_s(
     flops_per_token: float,
     tokens: float,
@@ -291,6 +310,39 @@ def _default_recompute(recompute: str, extra: float) -> str:
     )
 
 
+def check_mfu_recompute(mfu: float, recompute: str, extra: float) -> None:
+    r"""Refuse a given MFU the GPUs cannot reach under recomputation: the MFU is PaLM's, of the
+    model's FLOPs (module docstring), but the GPUs also execute the recomputation's extra work
+    ``r`` (:func:`recompute_extra`), so the hardware FLOP utilisation it implies is
+
+    .. math:: \mathrm{HFU} = \mathrm{MFU}\,(1 + r) \le 1 \;\Rightarrow\;
+              \mathrm{MFU} \le \frac{1}{1 + r}
+
+    [-] (PaLM, Chowdhery et al. 2022, arXiv:2204.02311, appendix B: HFU counts the
+    rematerialisation, MFU does not; ``r`` = 1/3 for ``full``, Korthikanti et al. 2022,
+    arXiv:2205.05198). ``--mfu 1 --recompute full`` priced the compute of ``--mfu 1`` alone,
+    133 % of the dense peak in the FLOPs actually run. The bound is the one a measured compute
+    time is held to (:func:`costmodel.strategy.step.peak_floor_s` times ``1 + r``); without
+    recomputation it is the MFU's own range, checked by :func:`micro_batch_compute_s`.
+
+    >>> check_mfu_recompute(0.75, "full", 1 / 3)
+    >>> check_mfu_recompute(0.9, "full", 1 / 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: mfu: must be at most 0.75 under `recompute` full (PaLM's MFU, of model FLOPs: the GPUs also run its 33% extra work, a hardware FLOP utilisation of `mfu` x 1.33, which the dense peak caps at 1), got 0.9
+    """
+    if extra <= 0:
+        return
+    bound = 1.0 / (1.0 + extra)
+    # a relative tolerance: the bound typed back from its message (0.75) is the bound itself
+    if mfu > bound * (1 + 1e-12):
+        raise ValueError(
+            f"mfu: must be at most {bound:.3g} under `recompute` {recompute} (PaLM's MFU, of "
+            f"model FLOPs: the GPUs also run its {extra:.0%} extra work, a hardware FLOP "
+            f"utilisation of `mfu` x {1 + extra:.3g}, which the dense peak caps at 1), got {mfu:g}"
+        )
+
+
 def fitted_efficiency(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> Any:
     """The fitted efficiency (:func:`costmodel.compute.compute_fit`) of ``gpu``'s family at
     ``precision``, or None where there is none (Blackwell, Ada, Volta, Turing; fp8 on a family
@@ -369,6 +421,7 @@ def step_compute(
         # the time it implies, so the same time with or without recompute, and the same as the
         # fitted road whose label reads that MFU; the label says so where it could be misread
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu)
+        check_mfu_recompute(float(mfu), recompute, extra)
         of = " of the fp8 peak" if precision == "fp8" else ""  # bf16's: the label as ever
         return ComputeTime(
             t,

@@ -810,7 +810,9 @@ def _prepare_step(
         preset's, i.e. its datasheet power: H100 SXM 700 W): the fitted compute efficiency
         follows the power per peak FLOP (:func:`costmodel.compute.gpu_power_w`); applied by
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
-        ``--power-limit-w`` do.
+        ``--power-limit-w`` do. Not with ``compute_time_s``: it sets only the speed of the
+        predicted compute, which a measured compute time replaces (refused, as every surface
+        refuses it: :func:`.compute.power_beside_measured`).
     cuda_context_bytes, fragmentation
         The memory's CUDA context per GPU [B] and allocator fragmentation allowance (a fraction
         in [0, 1) of everything the allocator holds), default 0 each: ``strategy_memory``'s
@@ -844,6 +846,7 @@ def _prepare_step(
         comm_contention=comm_contention,
         power_limit_w=power_limit_w,
         flags=(no_sync, flash_attention, timeline, band, overlap),
+        compute_time_s=compute_time_s,
     )
     su = _setup(
         params,
@@ -921,6 +924,7 @@ def _resolve(
     comm_contention: float | None,
     power_limit_w: float | None,
     flags: tuple[Any, ...] | None,
+    compute_time_s: Any = None,
 ) -> tuple[Any, Layout]:
     """A step's cluster and layout (its node count's), after checking the flags and the model
     (:func:`_prepare_step`'s order of errors; ``flags=None``: checked already, with the same
@@ -978,6 +982,10 @@ def _resolve(
         if gpus_per_node != c.gpus_per_node:
             c = c.with_gpus_per_node(gpus_per_node)
     if power_limit_w is not None:
+        if compute_time_s is not None:  # it would be silently ignored: every surface's rule
+            from .compute import power_beside_measured
+
+            raise ValueError(power_beside_measured())
         c = c.with_power_limit_w(power_limit_w)  # the same cluster when already capped so
     ranks = int(c.ranks)
     if layout is None:
@@ -1191,7 +1199,7 @@ def _setup(
                 uncalibrated = (*uncalibrated, _SIX_N_PEAK_NOTE)
             micro_s = floor
         ct = _calibrated_label(ct, given * tokens / (micro_s * peak), a is None)
-    _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
+    _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision, recompute)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
         tensor_params = _arch_tensors(a)
@@ -1710,6 +1718,7 @@ def _prepare_column(calls: list[dict[str, Any]]) -> list[_Prepared]:
             comm_contention=a["comm_contention"],
             power_limit_w=a["power_limit_w"],
             flags=flags,
+            compute_time_s=a["compute_time_s"],
         )
         members.append((c, layout, a["timer"]))
     setup_args = {k: args[k] for k in _SETUP_ARGS}
@@ -2115,25 +2124,39 @@ def measured_peak_flops(gpu: Any, precision: str = "bf16") -> float:
 
 
 def _refuse_faster_than_peak(
-    ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
+    ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str, recompute: str = "none"
 ) -> None:
-    """Refuse a measured compute time faster than the GPU's dense peak at ``precision`` for the
-    model's FLOPs of one micro-batch (``flops``): the rule a measured step time is held to too
-    (:func:`costmodel._checks.refuse_faster_than_peak`, which says why). A short compute time
-    within the peak is legal: the step it prices is comms-bound."""
+    r"""Refuse a measured compute time faster than the GPU's dense peak at ``precision`` for the
+    FLOPs the GPU executes in one micro-batch: the model's (``flops``) times ``1 + r`` under
+    recomputation (``r`` its extra work, :attr:`~.compute.ComputeTime.recompute_fraction`
+    ``= r / (1 + r)``: full recomputation reruns the forward, a third more),
+
+    .. math:: t \ge rac{F\,(1 + r)}{	ext{peak}}
+
+    the rule a measured step time is held to too (:func:`costmodel._checks.refuse_faster_than_peak`,
+    which says why), and the bound of a given MFU under recomputation
+    (:func:`.compute.check_mfu_recompute`). A short compute time within the peak is legal: the
+    step it prices is comms-bound."""
     if compute_time_s is None or ct.source != "measured" or not ct.micro_s > 0:
         return
     from .._checks import refuse_faster_than_peak
 
     peak = measured_peak_flops(gpu, precision)
+    extra = ct.recompute_fraction / (1.0 - ct.recompute_fraction)  # r of r / (1 + r)
+    if extra > 0:  # the ratio is then the hardware FLOP utilisation, the recomputation's counted
+        utilisation = f"a hardware FLOP utilisation (`recompute` {recompute}'s {extra:.0%} extra work counted)"
+        work = f"this model's {flops:.3g} FLOP and `recompute` {recompute}'s {extra:.0%} more"
+    else:
+        utilisation, work = "an MFU", f"this model's {flops:.3g} FLOP"
     refuse_faster_than_peak(
         "compute_time_s",
         "compute time",
         ct.micro_s,
-        flops,
+        flops * (1.0 + extra),
         peak,
-        f"a compute time of at least {{}} per micro-batch for this model's {flops:.3g} FLOP on "
+        f"a compute time of at least {{}} per micro-batch for {work} on "
         f"the {gpu.name} at {precision}; check its unit, the sequence length and the micro-batch",
+        utilisation,
     )
 
 

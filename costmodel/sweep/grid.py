@@ -1583,10 +1583,17 @@ def _check_step_precision(a: dict[str, list[Any]]) -> None:
 
 def _check_step_compute(a: dict[str, list[Any]]) -> None:
     """The compute axes, as ``costmodel step --cluster`` takes its options: a measured
-    ``compute_time`` replaces the MFU (and the tokens), and ``tokens_per_gpu`` sets the
+    ``compute_time`` replaces the MFU, the power limit (which sets only the predicted
+    compute's speed) and the tokens, and ``tokens_per_gpu`` sets the
     micro-batch (a whole number of each ``sequence_length``'s sequences), so a second one
     beside it would be ignored: refused, naming the field."""
     if "compute_time" in a:
+        if "power_limit_w" in a:  # the one rule of every surface, in the sweep's words
+            from ..strategy.compute import power_beside_measured
+
+            raise ValueError(
+                power_beside_measured("power_limit_w", "compute_time", "sweep them separately")
+            )
         for other in ("mfu", "tokens_per_gpu"):
             if other in a:
                 raise ValueError(

@@ -349,6 +349,11 @@ def _inputs() -> dict:
         "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
+    if power is not None and compute_text.strip():  # as the MFU: a compute time replaces
+        # the compute whose speed the limit sets (the API, the CLI and the sweep refuse both:
+        # costmodel.strategy.compute.power_beside_measured), so the step runs without it
+        c[2].caption(f"Power limit not used: the {MEASURED_LABEL} is given.")
+        power = None
     node_gpus = int(data.cluster_facts(cluster, 1, None)["gpus_per_node"])
     from costmodel._limits import LIMITS
 

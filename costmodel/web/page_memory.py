@@ -337,6 +337,11 @@ def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | N
                 min_value=1,
                 key="mem_group",
                 limit="group_size",
+                help="GPUs that shard one replica: a divisor of the ranks. The page has a GPU, "
+                "not a cluster, so the group stands for the node, as `costmodel memory "
+                "--group-size` without --cluster (memory_layout); on a cluster (the step page, "
+                "`memory --cluster`, cm.Layout's 8-GPU node) it must also divide a node's GPUs "
+                "or be whole nodes.",
             )
         )
     reshard = bound_switch(
