@@ -252,7 +252,7 @@ class Scenario(OneLineModel):
         None,
         gt=0,
         le=1e6,
-        description="measured compute per micro-batch [s] (overrides mfu; not with power_limit_w)",
+        description="measured compute per micro-batch [s] (not with mfu or power_limit_w, whose predicted compute it replaces)",
     )
     precision: Literal["bf16", "fp8"] | None = Field(
         None,
@@ -554,10 +554,12 @@ class Scenario(OneLineModel):
     def _power_not_beside_measured(self) -> Scenario:
         # the power limit sets only the predicted compute's speed: beside a measured compute
         # time it was silently ignored (strategy_step, the CLI and the step sweep refuse it)
-        if self.power_limit_w is not None and self.compute_time_s is not None:
-            from .strategy.compute import power_beside_measured
+        from .strategy.compute import speed_beside_measured
 
-            raise ValueError(power_beside_measured())
+        if self.mfu is not None and self.compute_time_s is not None:  # as the CLI and sweep
+            raise ValueError(speed_beside_measured("mfu"))
+        if self.power_limit_w is not None and self.compute_time_s is not None:
+            raise ValueError(speed_beside_measured())
         return self
 
     @property

@@ -36,7 +36,6 @@ A = ("scenario", "--arch", "llama-2-7b", "--nodes", "4", "--zero", "1", "--compu
         ("micro_batch=2", "--vs micro_batch"),
         ("recompute=full", "--vs recompute"),
         ("precision=fp8", "--vs precision"),
-        ("mfu=0.3", "--vs mfu"),
         ("seq=8192", "--vs seq"),
     ],
 )
@@ -45,9 +44,16 @@ def test_a_b_that_changes_the_work_of_a_measured_micro_batch_is_refused(vs, name
     assert "500 ms" in line
 
 
+def test_a_b_with_an_mfu_beside_a_measured_compute_is_refused():
+    """An MFU beside a measured compute time is refused by Scenario itself, as the CLI and the
+    sweep refuse it (speed_beside_measured); B with its own predicted compute is answered."""
+    one_line_error(run(*A, "--vs", "mfu=0.3"), "--vs mfu", "not with compute_time_s")
+    assert run(*A, "--vs", "mfu=0.3,compute_time=none").exit_code == 0
+
+
 def test_a_b_with_a_power_limit_beside_a_measured_compute_is_refused():
     """A power limit beside a measured compute time is refused by Scenario itself (it sets the
-    speed of the compute the measurement replaces: power_beside_measured), B's too."""
+    speed of the compute the measurement replaces: speed_beside_measured), B's too."""
     one_line_error(
         run(*A, "--vs", "power_limit_w=300"), "--vs power_limit_w", "not with compute_time_s"
     )

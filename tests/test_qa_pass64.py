@@ -2,7 +2,7 @@
 
 - a power limit beside a measured compute time was refused by the CLI alone: the API's
   ``strategy_step`` and ``Scenario`` and the step sweep priced the same step whatever the limit,
-  without a word; now one rule (``power_beside_measured``) on every surface;
+  without a word; now one rule (``speed_beside_measured``) on every surface;
 - under full recomputation the GPU also runs the recomputed forward, yet the physical bounds
   counted the model's FLOPs alone: ``--compute-time`` faster than the peak for the executed
   FLOPs, and ``--mfu`` whose hardware utilisation is above 1, were priced; now refused;
@@ -80,7 +80,7 @@ def test_the_step_sweep_refuses_a_power_limit_beside_a_measured_compute_time():
 
 def test_one_message_on_every_surface():
     """The CLI's, the API's and the sweep's refusals are one function's, in each one's words."""
-    from costmodel.strategy.compute import power_beside_measured
+    from costmodel.strategy.compute import speed_beside_measured
 
     cli = one_line_error(
         run(
@@ -99,10 +99,10 @@ def test_one_message_on_every_surface():
             "350ms",
         ),  # fmt: skip
     )
-    assert cli.endswith(power_beside_measured("--power-limit-w", "--compute-time"))
+    assert cli.endswith(speed_beside_measured("--power-limit-w", "--compute-time"))
     with pytest.raises(ValueError) as api:
         strategy_step(**STEP, power_limit_w=500, compute_time_s=0.35)
-    assert str(api.value) == power_beside_measured()
+    assert str(api.value) == speed_beside_measured()
 
 
 # --- full recomputation and the GPU's peak ----------------------------------------------------

@@ -236,7 +236,7 @@ def test_bundled_run_compared_as_the_fit_reads_it(prefix, fit_errors):
 def test_validate_compare_says_the_launch_facts_it_took_from_the_index():
     result = run("validate", "compare", "--reference", "20")
     assert "assumed: algorithm = ring (the bundled run 20's index)" in result.stderr
-    assert result.exit_code == 1  # 9.4 % from 1 MiB: above the 8 % goal
+    assert result.exit_code == 0  # 9.4 % from 1 MiB: within the cloud fabrics' 15 % goal
 
 
 def test_torch_job_rows_are_priced_as_a_torch_loop():

@@ -2318,9 +2318,9 @@ def _one_compute(
     # --precision: its peak bounds the measured time (a compute faster than the bf16 peak
     # needs fp8), and the compute source says so
     if power_limit_w is not None:
-        from ..strategy.compute import power_beside_measured
+        from ..strategy.compute import speed_beside_measured
 
-        raise ValueError(power_beside_measured("--power-limit-w", "--compute-time"))
+        raise ValueError(speed_beside_measured("--power-limit-w", "--compute-time"))
 
 
 def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:

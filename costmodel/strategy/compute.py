@@ -113,17 +113,18 @@ def measured_label(precision: str = "bf16") -> str:
     return f"{MEASURED_LABEL} (precision {precision} only bounds it by the {precision} peak)"
 
 
-def power_beside_measured(
+def speed_beside_measured(
     power: str = "power_limit_w", compute: str = "compute_time_s", then: str = "give one of them"
 ) -> str:
-    """The one refusal of a power limit beside a measured compute time, on every surface (the
+    """The one refusal of a power limit (or an MFU: ``power="mfu"``) beside a measured compute
+    time, on every surface (the
     API's ``strategy_step`` and ``Scenario``, the CLI, the step sweep; the step page drops the
     limit and says so, as it does an MFU): the power limit sets only the speed of the
     predicted compute (:func:`costmodel.compute.gpu_power_w`), which a measurement replaces,
     so beside one it would be silently ignored. ``power`` and ``compute`` name the two fields
     in the surface's words, ``then`` what to do.
 
-    >>> power_beside_measured()
+    >>> speed_beside_measured()
     'power_limit_w: not with compute_time_s (it sets the speed of the predicted compute, which a measured compute time replaces); give one of them'
     """
     return (

@@ -812,7 +812,7 @@ def _prepare_step(
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
         ``--power-limit-w`` do. Not with ``compute_time_s``: it sets only the speed of the
         predicted compute, which a measured compute time replaces (refused, as every surface
-        refuses it: :func:`.compute.power_beside_measured`).
+        refuses it: :func:`.compute.speed_beside_measured`).
     cuda_context_bytes, fragmentation
         The memory's CUDA context per GPU [B] and allocator fragmentation allowance (a fraction
         in [0, 1) of everything the allocator holds), default 0 each: ``strategy_memory``'s
@@ -829,6 +829,10 @@ def _prepare_step(
 
     if isinstance(params, (str, Architecture)):  # a name or the model itself, as
         params, arch = _named_params(params, arch)  # training_memory("llama-2-7b") takes it
+    if mfu is not None and compute_time_s is not None:  # ignored beside it: refused, as the
+        from .compute import speed_beside_measured  # CLI and the step sweep refuse it
+
+        raise ValueError(speed_beside_measured("mfu"))
     c, layout = _resolve(
         params,
         arch=arch,
@@ -983,9 +987,9 @@ def _resolve(
             c = c.with_gpus_per_node(gpus_per_node)
     if power_limit_w is not None:
         if compute_time_s is not None:  # it would be silently ignored: every surface's rule
-            from .compute import power_beside_measured
+            from .compute import speed_beside_measured
 
-            raise ValueError(power_beside_measured())
+            raise ValueError(speed_beside_measured())
         c = c.with_power_limit_w(power_limit_w)  # the same cluster when already capped so
     ranks = int(c.ranks)
     if layout is None:

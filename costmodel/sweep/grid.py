@@ -1589,10 +1589,10 @@ def _check_step_compute(a: dict[str, list[Any]]) -> None:
     beside it would be ignored: refused, naming the field."""
     if "compute_time" in a:
         if "power_limit_w" in a:  # the one rule of every surface, in the sweep's words
-            from ..strategy.compute import power_beside_measured
+            from ..strategy.compute import speed_beside_measured
 
             raise ValueError(
-                power_beside_measured("power_limit_w", "compute_time", "sweep them separately")
+                speed_beside_measured("power_limit_w", "compute_time", "sweep them separately")
             )
         for other in ("mfu", "tokens_per_gpu"):
             if other in a:

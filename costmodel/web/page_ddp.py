@@ -351,7 +351,7 @@ def _inputs() -> dict:
     )
     if power is not None and compute_text.strip():  # as the MFU: a compute time replaces
         # the compute whose speed the limit sets (the API, the CLI and the sweep refuse both:
-        # costmodel.strategy.compute.power_beside_measured), so the step runs without it
+        # costmodel.strategy.compute.speed_beside_measured), so the step runs without it
         c[2].caption(f"Power limit not used: the {MEASURED_LABEL} is given.")
         power = None
     node_gpus = int(data.cluster_facts(cluster, 1, None)["gpus_per_node"])
