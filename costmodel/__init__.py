@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "parse_rate": "units:parse_rate",
     "parse_duration": "units:parse_duration",
     "parse_count": "units:parse_count",
+    "parse_tokens": "units:parse_tokens",
     "format_bytes": "units:format_bytes",
     "format_rate": "units:format_rate",
     "format_duration": "units:format_duration",

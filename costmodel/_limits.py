@@ -223,6 +223,13 @@ MAX_NODES = 1_000_000
 MAX_MESSAGE_BYTES = 2**44
 """Largest collective buffer (16 TiB), as :func:`costmodel.predict.predict_collective`."""
 
+MESSAGE_BYTES = Limit("between 0 and 2**44 B (16 TiB)", 0, MAX_MESSAGE_BYTES, _bytes_of)
+"""The ``message_bytes`` of the API's formulas (``cm.allreduce_time``, ``cm.collective_time``,
+``cm.bytes_per_rank``, the topology formulas) and of :func:`costmodel.predict.predict_collective`:
+the commands' range (:data:`LIMITS`' ``size``) with 0 B (an empty message: 0 s, nothing is sent)
+and any fraction of a byte (a computed size, ``M / g``), refused past 2**44 B as the cluster form
+refuses it (1e30 B answered 3.9e19 s over one link)."""
+
 MIN_MFU = 0.001
 """The lowest model FLOP utilisation any surface takes (``mfu``, ``--mfu``, a sweep's axis, the
 app's box): 0.1% of the dense peak, a compute 1,000 times the ideal. Training runs report tens

@@ -186,6 +186,7 @@ def collective_time(
     >>> collective_time("all_gather", 1e9, 4, 100e9)   # (N-1)/N M / B = 0.75 GB at 100 GB/s
     0.0075
     """
+    op = _op(op)  # first: a call that left the op out reads its size as the op
     # names in any case, with plain numbers as with a cluster (predict_collective reads them so)
     algorithm = units.choice_name(algorithm)
     model = models.check_model(units.choice_name(model), default=models.TEXTBOOK)
@@ -201,9 +202,6 @@ def collective_time(
                 f"model: {model!r} needs a cluster; allowed with plain numbers: textbook, lesson "
                 "(the alpha-beta formula on one link)"
             )
-        from .tables import canonical_op
-
-        op = canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
         # the one table of algorithms per op (models.algorithms; over one link: no
         # hierarchical), "auto" the model's default row as on a cluster, an alias its row
         row = models.link_algorithm(model, op, "ring" if algorithm is None else algorithm)
@@ -227,9 +225,6 @@ def collective_time(
             "reduction cost per byte is a term of the formulas over one link)"
         )
     from .predict import predict_collective
-    from .tables import canonical_op
-
-    op = canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
 
     p = predict_collective(
         op,
@@ -241,6 +236,37 @@ def collective_time(
         model=model,
     )
     return p.time_s
+
+
+def _op(op: object) -> str:
+    """The collective ``op`` as :data:`costmodel.tables.OPS` spells it (``"all-reduce"``,
+    ``"AllReduce"``: as the CLI reads them), else ValueError naming ``op`` and the allowed names;
+    a number (the op left out, so the message size took its place) is said so.
+
+    >>> _op("All-Reduce")
+    'all_reduce'
+    >>> _op(14e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: op: must be the collective's name, the first argument (all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all), got 14000000000.0 (the op left out? collective_time('all_reduce', message_bytes, ranks, bandwidth_bytes_per_s), or allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s))
+    """
+    from .tables import OPS, canonical_op
+
+    if isinstance(op, str):
+        return canonical_op(op)
+    from ._checks import said
+
+    raise ValueError(
+        f"op: must be the collective's name, the first argument ({', '.join(OPS)}), got "
+        f"{said(op)}"
+        + (
+            " (the op left out? collective_time('all_reduce', message_bytes, ranks, "
+            "bandwidth_bytes_per_s), or allreduce_time(message_bytes, ranks, "
+            "bandwidth_bytes_per_s))"
+            if isinstance(op, numbers.Number) and not isinstance(op, bool)
+            else ""
+        )
+    )
 
 
 def allreduce_time(

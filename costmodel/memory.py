@@ -1006,8 +1006,9 @@ def min_ranks(
         When no rank count can fit: ``R >= M`` (at ZeRO stage 0 every part is replicated, so
         plain DP never fits a model whose state exceeds one GPU). The message gives the bytes
         needed and the stage that would fit. Also when the fewest ranks are past the ranks
-        limit (``dp_ranks``, 1..1,000,000,000): no call takes that count back; the message
-        gives it exactly.
+        limit (1..1,000,000,000): no call takes that count back; the message names
+        ``memory_bytes`` (in bytes: ``80`` is 80 B, with a hint below 1 MB) and gives the count
+        exactly.
 
     Examples
     --------
@@ -1075,13 +1076,28 @@ def min_ranks(
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
             f"{format_bytes(mem)} available, and no rank count changes that{hint}"
         )
-    if need > top:  # an answer no call could take back as its dp_ranks
+    if need > top:  # an answer no call could take back as a rank count
+        # named by this function's own argument, the memory per GPU (min_ranks has no dp_ranks),
+        # and, for a memory no GPU has (80 typed for 80 GB), its unit
+        from .units import format_bytes  # lazy: units builds a pydantic validator at import
+
+        unit = (
+            f"; memory_bytes is in bytes: {format_bytes(mem)} per GPU here (80 GB is 80e9)"
+            if mem < MIN_PLAUSIBLE_GPU_BYTES
+            else ""
+        )
         raise ValueError(
-            f"dp_ranks: the fewest ranks that fit, {_big_count(need)}, are past the ranks limit "
-            f"({_ranks_limit().rule}); a larger memory_bytes or less unsharded memory fits in "
-            "fewer"
+            f"memory_bytes: the fewest ranks that fit, {_big_count(need)}, are past the ranks "
+            f"limit ({_ranks_limit().rule}); a larger memory_bytes or less unsharded memory "
+            f"fits in fewer{unit}"
         )
     return need
+
+
+MIN_PLAUSIBLE_GPU_BYTES = 1e6
+"""Below 1 MB a ``memory_bytes`` is no GPU's (the smallest carry gigabytes) but a size typed in
+another unit (``80`` for 80 GB): :func:`min_ranks` says its unit when such a memory fits no
+allowed rank count. Only a hint: the value is refused for the count it needs, not for itself."""
 
 
 def _big_count(n: int) -> str:

@@ -629,6 +629,10 @@ def predict_collective(
         Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44. A
         0-byte message takes 0 s (algorithm and protocol ``none``): NCCL discards an empty
         collective (:func:`_empty_messages`). The CLI and the sweeps take 1 B to 2**44 B.
+        A buffer larger than the GPU's memory is priced as any other (the model's
+        extrapolation): the :class:`Prediction` has no field for notes, so the note the CLI,
+        the app and the sweep's ``memory_note`` column print beside such a time is
+        :func:`buffer_memory_note` (``buffer_memory_note([100e9], "dgx-h100")``).
     cluster : str or Cluster
         A preset name or a :class:`~costmodel.hardware.Cluster`.
     nodes : int, optional
@@ -745,9 +749,11 @@ def predict_collective(
             "numbers; allowed: sizes in bytes (parse '1MB' with "
             "costmodel.units.parse_bytes)"
         ) from exc
-    bad = ~((m >= 0) & (m <= 2.0**44))  # NaN fails both
+    from ._limits import MESSAGE_BYTES  # the formulas' range, in the same words
+
+    bad = ~((m >= MESSAGE_BYTES.lo) & (m <= MESSAGE_BYTES.hi))  # NaN fails both
     if bad.any():
-        rule = "between 0 and 2**44 B (16 TiB)"
+        rule = MESSAGE_BYTES.rule
         if m.ndim == 0:
             raise must_be("message_bytes", rule, message_bytes)
         i = int(np.flatnonzero(bad.ravel())[0])  # the element, not the whole array

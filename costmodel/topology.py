@@ -44,10 +44,11 @@ from ._checks import finite_result, flag, named_shapes
 from .collectives import FloatOrArray, collective_time
 from .collectives._inputs import (
     _check_scalar,
+    _check_scalar_limited,
     _check_scalar_ranks,
+    _limited,
     _nonnegative,
     _out,
-    _positive,
     _ranks,
     _scalars,
 )
@@ -109,10 +110,10 @@ def per_gpu_inter_bandwidth(
     if scalars:
         nics_s, bw_s, g_s = scalars
         k = _scalar_whole_nonnegative("nics_per_node", nics_s)
-        nic_bw = _check_scalar("nic_bandwidth_bytes_per_s", bw_s, "B/s", positive=True)
+        nic_bw = _check_scalar_limited("nic_bandwidth_bytes_per_s", bw_s, "bandwidth")
         return k * nic_bw / _check_scalar_ranks(g_s, "gpus_per_node")
     nics = _whole_nonnegative("nics_per_node", nics_per_node)
-    bw = _positive("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
+    bw = _limited("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "bandwidth")
     g = _ranks(gpus_per_node, "gpus_per_node")
     return _out(nics * bw / g)
 
@@ -146,6 +147,10 @@ def hierarchical_allreduce_phases(
     in_network_reduction : bool or array_like of bool
         The fabric's switches reduce (IB SHARP / CollNet).
 
+    Sizes, bandwidths and latencies are held to the ranges of every command
+    (:mod:`costmodel._limits`: 0..2**44 B, 1 MB/s..1 PB/s, 0..1 s), element-wise for arrays: a
+    bandwidth typed in GB/s (``50``) is refused naming it, not priced.
+
     Returns
     -------
     dict
@@ -177,19 +182,20 @@ def hierarchical_allreduce_phases(
         if scalars:
             m_s, n_s, g_s, bw_i_s, bw_e_s, a_i_s, a_e_s = scalars
             return _phases_scalar(m_s, n_s, g_s, bw_i_s, bw_e_s, a_i_s, a_e_s, in_network_reduction)
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
-    intra_bw = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
-    inter_bw = _nonnegative("inter_bandwidth_bytes_per_s", inter_bandwidth_bytes_per_s, "B/s")
+    intra_bw = _limited("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "bandwidth")
+    inter_bw = _limited("inter_bandwidth_bytes_per_s", inter_bandwidth_bytes_per_s, "fabric")
     _needs_fabric(n, inter_bw, "inter_bandwidth_bytes_per_s")
-    a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")
-    a_e = _nonnegative("inter_latency_s", inter_latency_s, "s")
+    a_i = _limited("intra_latency_s", intra_latency_s, "latency")
+    a_e = _limited("inter_latency_s", inter_latency_s, "latency")
     sharp = np.asarray(flag("in_network_reduction", in_network_reduction), dtype=bool)
 
     intra = collective_time("reduce_scatter", m, g, intra_bw, a_i, "ring")
     shard = m / g
-    inter_bw_safe = np.where(inter_bw > 0.0, inter_bw, 1.0)  # only nodes == 1 has 0, and gives 0 s
+    # only nodes == 1 has 0, and gives 0 s: any rate in the ring's range stands in for it
+    inter_bw_safe = np.where(inter_bw > 0.0, inter_bw, 1e9)
     ring = np.asarray(collective_time("all_reduce", shard, n, inter_bw_safe, a_e, "ring"))
     # nothing to reduce on one node or for an empty message: 0 s, no latency (as the rows)
     in_switch = np.where((n > 1.0) & (shard > 0.0), a_e + shard / inter_bw_safe, 0.0)
@@ -213,14 +219,14 @@ def _phases_scalar(
     sharp: bool,
 ) -> dict[str, FloatOrArray]:
     """:func:`hierarchical_allreduce_phases` for Python scalars (same expressions, floats)."""
-    m = _check_scalar("message_bytes", message_bytes, "B")
+    m = _check_scalar_limited("message_bytes", message_bytes, "message")
     n = _check_scalar_ranks(nodes, "nodes")
     g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
-    intra_bw = _check_scalar("intra_bandwidth_bytes_per_s", intra_bandwidth, "B/s", positive=True)
-    inter_bw = _check_scalar("inter_bandwidth_bytes_per_s", inter_bandwidth, "B/s")
+    intra_bw = _check_scalar_limited("intra_bandwidth_bytes_per_s", intra_bandwidth, "bandwidth")
+    inter_bw = _check_scalar_limited("inter_bandwidth_bytes_per_s", inter_bandwidth, "fabric")
     _scalar_needs_fabric(n, inter_bw, "inter_bandwidth_bytes_per_s")
-    a_i = _check_scalar("intra_latency_s", intra_latency, "s")
-    a_e = _check_scalar("inter_latency_s", inter_latency, "s")
+    a_i = _check_scalar_limited("intra_latency_s", intra_latency, "latency")
+    a_e = _check_scalar_limited("inter_latency_s", inter_latency, "latency")
     shard = m / g
     if n <= 1.0 or shard == 0.0:  # the shard, as the ring's row sees it: 0 B is 0 s
         inter = 0.0
@@ -309,9 +315,9 @@ def flat_ring_bandwidth(
         return _flat_ring_bandwidth_scalar(n_s, g_s, intra_s, nics_s, nic_bw_s)
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
-    intra = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
+    intra = _limited("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "bandwidth")
     nics = _whole_nonnegative("nics_per_node", nics_per_node)
-    nic_bw = _nonnegative("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
+    nic_bw = _limited("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "fabric")
     fabric = nics * nic_bw
     _needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
     across = np.where(g > 1.0, np.minimum(intra, fabric), fabric)
@@ -324,9 +330,9 @@ def _flat_ring_bandwidth_scalar(
     """:func:`flat_ring_bandwidth` for Python scalars (same expressions, floats)."""
     n = _check_scalar_ranks(nodes, "nodes")
     g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
-    intra = _check_scalar("intra_bandwidth_bytes_per_s", intra_bandwidth, "B/s", positive=True)
+    intra = _check_scalar_limited("intra_bandwidth_bytes_per_s", intra_bandwidth, "bandwidth")
     k = _scalar_whole_nonnegative("nics_per_node", nics)
-    nic_bw = _check_scalar("nic_bandwidth_bytes_per_s", nic_bandwidth, "B/s")
+    nic_bw = _check_scalar_limited("nic_bandwidth_bytes_per_s", nic_bandwidth, "fabric")
     fabric = k * nic_bw
     _scalar_needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
     if n <= 1.0:
@@ -359,7 +365,7 @@ def flat_ring_allreduce_time(
     scalars = _scalars(message_bytes, nodes, gpus_per_node, intra_latency_s, inter_latency_s)
     if scalars:
         m_s, n_s, g_s, a_i_s, a_e_s = scalars
-        m1 = _check_scalar("message_bytes", m_s, "B")
+        m1 = _check_scalar_limited("message_bytes", m_s, "message")
         bw1 = flat_ring_bandwidth(
             nodes,
             gpus_per_node,
@@ -370,11 +376,11 @@ def flat_ring_allreduce_time(
         if type(bw1) is float:
             n1 = _check_scalar_ranks(n_s, "nodes")
             g1 = _check_scalar_ranks(g_s, "gpus_per_node")
-            a_i1 = _check_scalar("intra_latency_s", a_i_s, "s")
-            a_e1 = _check_scalar("inter_latency_s", a_e_s, "s")
+            a_i1 = _check_scalar_limited("intra_latency_s", a_i_s, "latency")
+            a_e1 = _check_scalar_limited("inter_latency_s", a_e_s, "latency")
             alpha1 = (max(a_i1, a_e1) if g1 > 1.0 else a_e1) if n1 > 1.0 else a_i1
             return collective_time("all_reduce", m1, n1 * g1, bw1, alpha1, "ring")
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     bw = np.asarray(
         flat_ring_bandwidth(
             nodes,
@@ -386,7 +392,7 @@ def flat_ring_allreduce_time(
     )
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
-    a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")
-    a_e = _nonnegative("inter_latency_s", inter_latency_s, "s")
+    a_i = _limited("intra_latency_s", intra_latency_s, "latency")
+    a_e = _limited("inter_latency_s", inter_latency_s, "latency")
     alpha = np.where(n > 1.0, np.where(g > 1.0, np.maximum(a_i, a_e), a_e), a_i)
     return collective_time("all_reduce", m, n * g, bw, alpha, "ring")

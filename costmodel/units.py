@@ -331,17 +331,42 @@ def parse_count(text: str | int | float, *, name: str = "count") -> float:
 
     ``B`` here means billion (as in model sizes), not bytes. Grammar (the whole string must
     match): ``number [spaces] [k|K|M|B|G|T]``. Negative or non-finite values are refused.
+    The decimal suffixes only, as every count but a token count reads them: a binary one
+    (``8Ki``, ``4Mi``) is a token count's (sequence lengths, batches in tokens), read by
+    :func:`parse_tokens` (``cm.parse_tokens``), which the refusal names.
 
     >>> parse_count("7B"), parse_count("1.5k"), parse_count(30e9)
     (7000000000.0, 1500.0, 30000000000.0)
+    >>> parse_count("8Ki")
+    Traceback (most recent call last):
+    ...
+    ValueError: count: cannot parse '8Ki'; expected a number with a unit, e.g. '7B', '25M', '1.5e9'; the binary suffixes Ki, Mi, Gi, Ti are read in token counts only, where '8Ki' is 8192
     """
     number = _number(text, name)
     if number is not None:
         value = Decimal(number) if math.isfinite(number) else Decimal(-1)
     else:
-        m = _match(_COUNT_RE, text, name, "'7B', '25M', '1.5e9'", thousands="")
+        try:
+            m = _match(_COUNT_RE, text, name, "'7B', '25M', '1.5e9'", thousands="")
+        except ValueError as exc:
+            raise ValueError(f"{exc}{_binary_hint(text)}") from None
         value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
     return _finite(value, name, text, "number", positive=False)
+
+
+def _binary_hint(text: object) -> str:
+    """For a count written with a binary suffix (``'8Ki'``): where that suffix is read (a
+    token count, :func:`parse_tokens`), with the value it has there; else ``""``. No function
+    is named: the CLI's ``--params`` says it too."""
+    s = text.strip() if isinstance(text, str) else ""
+    m = _TOKENS_RE.fullmatch(s) if len(s) <= MAX_TEXT_LENGTH else None
+    if m is None or not m["suffix"].endswith("i"):
+        return ""
+    hint = "; the binary suffixes Ki, Mi, Gi, Ti are read in token counts only"
+    try:
+        return f"{hint}, where {s!r} is {parse_tokens(s)}"
+    except ValueError:  # '0.3Ki': no whole count there either
+        return hint
 
 
 COUNT_FORMS = "digits, an exponent or a suffix k, M, G (B), T: '8', '2k', '1e6'"

@@ -279,7 +279,9 @@ def test_min_ranks_is_the_integer_ceiling_at_large_counts(seed):
         p = float(target * int(m) // 16 + rng.randint(-(10**7), 10**7))
         want = -(-16 * int(p) // int(m))
         if want > 10**9:
-            with pytest.raises(ValueError, match=r"dp_ranks: the fewest ranks that fit, 1,000,"):
+            with pytest.raises(
+                ValueError, match=r"memory_bytes: the fewest ranks that fit, 1,000,"
+            ):
                 memory.min_ranks(p, m)
         else:
             assert memory.min_ranks(p, m) == want
@@ -300,7 +302,7 @@ def test_min_ranks_at_the_ranks_limit_and_one_past_it():
     assert memory.training_memory(p, zero_stage=3, dp_ranks=10**9).total_bytes > 80e9
     msg = _refusal(lambda: memory.min_ranks(p, 80e9))
     assert msg == (
-        "dp_ranks: the fewest ranks that fit, 1,000,000,001, are past the ranks limit "
+        "memory_bytes: the fewest ranks that fit, 1,000,000,001, are past the ranks limit "
         f"({RANKS}); a larger memory_bytes or less unsharded memory fits in fewer"
     )
 

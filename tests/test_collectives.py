@@ -416,7 +416,8 @@ def test_algorithms_equal_at_their_crossover(n, bw, a, op_pair, g):
     op, x, y = op_pair
     m = c.crossover_bytes(x, y, n, bw, a, op=op, gamma_s_per_byte=g)
     assert not math.isnan(m)
-    assume(math.isfinite(m) and m < 1e300)
+    # a crossover is any size, but the times are priced up to the largest buffer (2**44 B)
+    assume(math.isfinite(m) and 2 * m <= 2**44)
     tx = c.collective_time(op, m, n, bw, a, x, g)
     ty = c.collective_time(op, m, n, bw, a, y, g)
     assert tx == pytest.approx(ty, rel=1e-9)

@@ -138,7 +138,7 @@ def test_cli_step_refuses_the_same_ranks_with_the_same_range() -> None:
     [
         (
             lambda: cm.allreduce_time([1e6, None], 8, 50e9),
-            "message_bytes: must be a finite number >= 0 B, got None (element 1 of 2)",
+            "message_bytes: must be between 0 and 2**44 B (16 TiB), got None (element 1 of 2)",
         ),
         (
             lambda: cm.allreduce_time(1e6, [8, None], 50e9),
@@ -146,11 +146,12 @@ def test_cli_step_refuses_the_same_ranks_with_the_same_range() -> None:
         ),
         (
             lambda: cm.allreduce_time(1e6, 8, [50e9, None]),
-            "bandwidth_bytes_per_s: must be a finite number > 0 B/s, got None (element 1 of 2)",
+            "bandwidth_bytes_per_s: must be a per-direction rate in 1 MB/s..1 PB/s, e.g. 50GB/s, "
+            "400Gb/s, got None (element 1 of 2)",
         ),
         (
             lambda: cm.collective_time("all_gather", [[1e9, None]], 4, 100e9),
-            "message_bytes: must be a finite number >= 0 B, got None (element 1 of 2)",
+            "message_bytes: must be between 0 and 2**44 B (16 TiB), got None (element 1 of 2)",
         ),
         (
             lambda: cm.global_batch([4, None], 8),

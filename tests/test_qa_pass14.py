@@ -83,11 +83,16 @@ def test_a_tiny_bandwidth_is_refused_without_a_runtime_warning(args):
             cm.allreduce_time(*args)
 
 
-def test_one_rank_with_a_tiny_bandwidth_takes_no_time_and_warns_nothing():
+def test_one_rank_with_a_tiny_bandwidth_is_refused_and_warns_nothing():
+    """One rank takes no time, but a bandwidth below 1 MB/s is refused as every command
+    refuses it (the range of ``--bandwidth``), with no numpy warning before the error."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert cm.allreduce_time(np.array([1e9]), 1, 1e-300).tolist() == [0.0]
-        assert cm.allreduce_time(1e9, 1, 1e-300) == 0.0
+        for m in (np.array([1e9]), 1e9):
+            with pytest.raises(ValueError, match=r"^bandwidth_bytes_per_s: must be .*1 MB/s"):
+                cm.allreduce_time(m, 1, 1e-300)
+        assert cm.allreduce_time(np.array([1e9]), 1, 1e6).tolist() == [0.0]
+        assert cm.allreduce_time(1e9, 1, 1e6) == 0.0
 
 
 # --- the Validate page's URL after a log is chosen -------------------------------------------

@@ -89,8 +89,10 @@ def test_shapes_that_do_not_broadcast_are_refused_naming_both_arguments(name: st
 def test_nan_inf_and_negative_sizes_are_refused_naming_the_field(name: str, bad: float) -> None:
     field = "memory_bytes" if name == "max_params" else "params"
     field = field if name in ("training_memory", "max_params") else "message_bytes"
+    # a message size in the range every command holds it to (0..2**44 B)
+    rule = r"between 0 and 2\*\*44 B" if field == "message_bytes" else r"a finite number >?=? 0"
     for value in (bad, np.array([1e6, bad])):
-        with pytest.raises(ValueError, match=rf"^{field}: must be a finite number >?=? 0"):
+        with pytest.raises(ValueError, match=rf"^{field}: must be {rule}"):
             FORMULAS[name](value, 64)
 
 
@@ -116,7 +118,10 @@ def test_an_overflow_is_one_value_error_and_no_runtime_warning(name: str, kind: 
     value = 1e308 if kind == "number" else np.array([1.0, 1e308])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a RuntimeWarning fails here
-        with pytest.raises(ValueError, match=r"is not finite \(overflow\) with "):
+        # or, for a message size, refused by its range (0..2**44 B) before it could overflow
+        with pytest.raises(
+            ValueError, match=r"is not finite \(overflow\) with |must be between 0 and 2\*\*44 B"
+        ):
             OVERFLOWS[name](value)
 
 
@@ -273,7 +278,7 @@ def test_the_formula_list_covers_every_public_function_that_computes() -> None:
         "advise_strategy", "advise_strategy_nodes", "fit_suggestions",  # rank strategy_step's
         "arch_names", "price_names", "prices_for_gpu", "load_arch", "load_price",  # lookups
         "load_hf_config", "cluster",  # readers of presets and files
-        "parse_bytes", "parse_rate", "parse_duration", "parse_count",  # units.py
+        "parse_bytes", "parse_rate", "parse_duration", "parse_count", "parse_tokens",  # units.py
         "format_bytes", "format_rate", "format_duration",
     }  # fmt: skip
     functions = {
@@ -467,6 +472,7 @@ def test_an_architecture_sized_at_several_sequence_lengths_says_one_per_call() -
         (cm.parse_rate, "bandwidth"),
         (cm.parse_duration, "duration"),
         (cm.parse_count, "count"),
+        (cm.parse_tokens, "tokens"),
     ],
 )
 def test_a_parser_given_an_array_names_its_field(parse, field: str) -> None:

@@ -144,7 +144,7 @@ def test_a_step_given_its_own_collective_times_has_no_link_to_check() -> None:
 @pytest.mark.parametrize("memory", [1e-300, 5e-324])
 def test_min_ranks_past_a_floats_range_is_one_value_error(memory: float) -> None:
     """The fewest ranks (4.8e+311) overflowed float() in the message: OverflowError."""
-    with pytest.raises(ValueError, match=r"^dp_ranks: the fewest ranks that fit, [0-9.]+e\+3"):
+    with pytest.raises(ValueError, match=r"^memory_bytes: the fewest ranks that fit, [0-9.]+e\+3"):
         cm.min_ranks(30e9, memory)
 
 

@@ -178,6 +178,7 @@ EXEMPT: dict[str, str] = {
     "parse_rate": "reads one text or number",
     "parse_duration": "reads one text or number",
     "parse_count": "reads one text or number",
+    "parse_tokens": "reads one text or number",
     "load_arch": "reads a name or an Architecture, no number",
     "arch_names": "no argument",
     "load_price": "reads a name, no number",

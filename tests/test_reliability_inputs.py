@@ -67,6 +67,7 @@ VALID: dict[str, dict[str, Any]] = {
     "parse_rate": {"text": "400Gb/s"},
     "parse_duration": {"text": "5us"},
     "parse_count": {"text": "7B"},
+    "parse_tokens": {"text": "8Ki"},
     "allreduce_time": {"message_bytes": 14e9, "ranks": 64, "bandwidth_bytes_per_s": 50e9},
     "collective_time": {
         "op": "all_gather",
@@ -281,7 +282,15 @@ def test_size_grammar_refuses_junk(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "parse", [cm.parse_bytes, cm.parse_rate, cm.parse_duration, cm.parse_count, units.parse_int]
+    "parse",
+    [
+        cm.parse_bytes,
+        cm.parse_rate,
+        cm.parse_duration,
+        cm.parse_count,
+        cm.parse_tokens,
+        units.parse_int,
+    ],
 )
 def test_a_one_megabyte_line_is_refused_fast(parse: Any) -> None:
     for text in ("1" * 1_000_000 + "GB", "1" + " " * 1_000_000 + "x", "1e" + "9" * 1_000_000):

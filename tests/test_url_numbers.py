@@ -101,7 +101,7 @@ def test_min_ranks_refuses_an_answer_no_call_could_take_and_keeps_exact_fits():
     assert memory.training_memory(1e12, zero_stage=3, dp_ranks=n - 1).total_bytes > 80e9
     with pytest.raises(
         ValueError,
-        match=r"dp_ranks: the fewest ranks that fit, 16,000,000,000, are past the ranks limit",
+        match=r"memory_bytes: the fewest ranks that fit, 16,000,000,000, are past the ranks limit",
     ):
         memory.min_ranks(1e15, 1e6, zero_stage=3)
 

@@ -122,6 +122,51 @@ def _check_scalar_gamma(g: float, name: str = "gamma_s_per_byte") -> float:
     return float(g)
 
 
+#: (lowest, highest, the rule in words) per kind of :func:`_bounds`, filled on first use: the
+#: scalar fast path reads it with one dict lookup (a cached function call cost more than the check)
+_BOUNDS: dict[str, tuple[float, float, str]] = {}
+
+
+def _bounds(kind: str) -> tuple[float, float, str]:
+    """(lowest, highest, the rule in words) of the shared limit ``kind``: ``"message"``
+    (:data:`costmodel._limits.MESSAGE_BYTES`, 0..2**44 B), ``"bandwidth"`` (1 MB/s..1 PB/s),
+    ``"fabric"`` (a bandwidth, or 0: a fabric's on one node) or ``"latency"`` (0..1 s), the
+    ranges the CLI, ``cm.sweep``, ``ddp_step`` and the cluster form hold. Imported on first use
+    (:func:`_ranks_limit`)."""
+    found = _BOUNDS.get(kind)
+    if found is None:
+        from .._limits import LIMITS, MESSAGE_BYTES
+
+        limit = MESSAGE_BYTES if kind == "message" else LIMITS[kind.replace("fabric", "bandwidth")]
+        rule = f"{limit.rule}, or 0 with one node" if kind == "fabric" else limit.rule
+        found = _BOUNDS[kind] = (limit.lo, limit.hi, rule)
+    return found
+
+
+def _limited(name: str, value: ArrayLike, kind: str) -> np.ndarray:
+    """``value`` as an array within the shared limit ``kind`` (:func:`_bounds`), checked
+    element-wise in one pass, else ValueError ``"NAME: must be RULE, got VALUE"`` naming the
+    first element out of it (``bandwidth_bytes_per_s: must be a per-direction rate in 1
+    MB/s..1 PB/s, ..., got 50.0``): a bandwidth typed in GB/s, a latency in us, a size past
+    2**44 B, as every command refuses them."""
+    x = _array(name, value)
+    lo, hi, rule = _bounds(kind)
+    ok = (x >= lo) & (x <= hi)  # NaN fails both
+    if kind == "fabric":
+        ok |= x == 0.0
+    if not ok.all():
+        raise ValueError(f"{name}: must be {rule}, got {_first_bad(x, ~ok, value)}")
+    return x
+
+
+def _check_scalar_limited(name: str, x: float, kind: str) -> float:
+    """:func:`_limited` for a Python scalar (the fast path)."""
+    lo, hi, rule = _BOUNDS.get(kind) or _bounds(kind)
+    if lo <= x <= hi or (x == 0.0 and kind == "fabric"):  # NaN fails
+        return float(x)
+    raise ValueError(f"{name}: must be {rule}, got {float(x)!r}")
+
+
 def _ranks(value: ArrayLike, name: str = "ranks") -> np.ndarray:
     """``value`` as an array of rank counts within :func:`_ranks_limit`, else ValueError
     ``"ranks: must be a whole number in 1..1,000,000,000, got VALUE"``."""

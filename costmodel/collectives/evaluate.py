@@ -14,9 +14,10 @@ from ._inputs import (
     FloatOrArray,
     _check_scalar,
     _check_scalar_gamma,
+    _check_scalar_limited,
     _check_scalar_ranks,
     _gamma,
-    _nonnegative,
+    _limited,
     _out,
     _positive,
     _ranks,
@@ -43,13 +44,17 @@ def collective_time(
     ----------
     op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}
     message_bytes : array_like
-        Per-rank buffer ``M`` as nccl-tests prints it [B], >= 0.
+        Per-rank buffer ``M`` as nccl-tests prints it [B], 0..2**44 (16 TiB).
     ranks : array_like
-        Number of ranks ``N`` [-], a whole number >= 1.
+        Number of ranks ``N`` [-], a whole number in 1..1e9.
     bandwidth_bytes_per_s : array_like
-        Per-direction link bandwidth ``B = 1/beta`` [B/s], > 0.
+        Per-direction link bandwidth ``B = 1/beta`` [B/s], 1e6..1e15 (1 MB/s..1 PB/s).
     latency_s : array_like
-        Latency per message/step ``alpha`` [s], >= 0.
+        Latency per message/step ``alpha`` [s], 0..1.
+
+    Every argument is held to the range every command and ``cm.sweep`` hold it to
+    (:mod:`costmodel._limits`), element-wise for arrays: a bandwidth typed in GB/s (``50``) or
+    a latency typed in us (``5``) is refused naming it, not priced.
     algorithm : str
         One of ``ALGORITHMS[op]`` (``"ring"`` is accepted for every op).
     gamma_s_per_byte : array_like
@@ -85,16 +90,16 @@ def collective_time(
         m_s, n_s, bw_s, a_s, g_s = scalars
         return _row_time_scalar(
             row,
-            _check_scalar("message_bytes", m_s, "B"),
+            _check_scalar_limited("message_bytes", m_s, "message"),
             _check_scalar_ranks(n_s),
-            _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True),
-            _check_scalar("latency_s", a_s, "s"),
+            _check_scalar_limited("bandwidth_bytes_per_s", bw_s, "bandwidth"),
+            _check_scalar_limited("latency_s", a_s, "latency"),
             _check_scalar_gamma(g_s),
         )
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     n = _ranks(ranks)
-    bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
-    a = _nonnegative("latency_s", latency_s, "s")
+    bw = _limited("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "bandwidth")
+    a = _limited("latency_s", latency_s, "latency")
     g = _gamma(gamma_s_per_byte)
     L = row.log(n)  # noqa: N806
     # the inputs are checked finite, so an inf here is an overflow (1e9 B / 1e-300 B/s) that
@@ -159,10 +164,10 @@ def bytes_per_rank(
     row = _row(op, algorithm)
     scalars = _scalars(message_bytes, ranks)
     if scalars is not None:
-        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        m_s = _check_scalar_limited("message_bytes", scalars[0], "message")
         n_s = _check_scalar_ranks(scalars[1])
         return 0.0 if n_s == 1.0 else float(row.bandwidth_factor(n_s, _scalar_log2(n_s)) * m_s)
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     n = _ranks(ranks)
     return _out(_zero_for_one_rank(n, row.bandwidth_factor(n, row.log(n)) * m))
 
@@ -211,9 +216,9 @@ def algorithm_bandwidth(message_bytes: ArrayLike, time_s: ArrayLike) -> FloatOrA
     """
     scalars = _scalars(message_bytes, time_s)
     if scalars is not None:
-        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        m_s = _check_scalar_limited("message_bytes", scalars[0], "message")
         return m_s / _check_scalar("time_s", scalars[1], "s", positive=True)
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     t = _positive("time_s", time_s, "s")
     return _out(m / t)
 
@@ -248,10 +253,10 @@ def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> F
     """
     scalars = _scalars(message_bytes, ranks)
     if scalars is not None:
-        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        m_s = _check_scalar_limited("message_bytes", scalars[0], "message")
         n_s = _check_scalar_ranks(scalars[1])
         return 2.0 * (n_s - 1.0) / n_s * m_s
-    m = _nonnegative("message_bytes", message_bytes, "B")
+    m = _limited("message_bytes", message_bytes, "message")
     n = _ranks(ranks)
     return _out(2.0 * (n - 1.0) / n * m)
 
@@ -306,8 +311,8 @@ def crossover_bytes(
         n_s, bw_s, a_s, g_s = scalars
         return _crossover_scalar(row_a, row_b, n_s, bw_s, a_s, g_s)
     n = _ranks(ranks)
-    bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
-    a = _nonnegative("latency_s", latency_s, "s")
+    bw = _limited("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "bandwidth")
+    a = _limited("latency_s", latency_s, "latency")
     g = _gamma(gamma_s_per_byte)
     L = _ceil_log2(n)  # noqa: N806
     fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
@@ -334,8 +339,8 @@ def _crossover_scalar(
 ) -> float:
     """:func:`crossover_bytes` for Python scalars: the same expressions on floats."""
     n = _check_scalar_ranks(ranks)
-    bw = _check_scalar("bandwidth_bytes_per_s", bandwidth, "B/s", positive=True)
-    a = _check_scalar("latency_s", latency, "s")
+    bw = _check_scalar_limited("bandwidth_bytes_per_s", bandwidth, "bandwidth")
+    a = _check_scalar_limited("latency_s", latency, "latency")
     g = _check_scalar_gamma(gamma)
     L = _scalar_log2(n)  # noqa: N806
     fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
