@@ -368,6 +368,9 @@ class Run:
     size: np.ndarray
     time_s: np.ndarray
     cluster: object = None
+    #: rows NCCL never runs on NVLS (int8, fp8, float max, ...: compare.nvls_off_rows),
+    #: predicted with NVLS off as ``validate compare`` predicts them; None: no such row
+    nvls_off: np.ndarray | None = None
 
     @property
     def goal(self) -> bool:
@@ -383,6 +386,7 @@ class Run:
 def load_runs(specs: tuple[RunSpec, ...] = RUNS) -> list[Run]:
     """Parse every reference file of ``specs`` and attach its cluster (preset + header facts)."""
     from costmodel.presets import cluster as load_cluster
+    from costmodel.validation.compare import nvls_off_rows
     from costmodel.validation.nccl_tests import read_nccl_tests
 
     out = []
@@ -421,6 +425,7 @@ def load_runs(specs: tuple[RunSpec, ...] = RUNS) -> list[Run]:
                     size=r.size_bytes.to_numpy(float),
                     time_s=r.time_s.to_numpy(float),
                     cluster=c,
+                    nvls_off=nvls_off_rows(r) if nvls_off_rows(r).any() else None,
                 )
             )
     return out
@@ -552,23 +557,31 @@ def unseen_params(
 
 
 def predict_run(run: Run, model: str, params=None) -> np.ndarray:
-    """Predicted time per row of a run."""
-    p = P.predict_collective(
-        run.op,
-        run.size,
-        run.cluster,
-        nodes=run.nodes,
-        gpus_per_node=run.gpus_per_node,
-        algorithm=run.algorithm if model in ("nccl", "nccl-table") else "auto",
-        protocol=run.protocol if model in ("nccl", "nccl-table") else "auto",
-        model=model,
-        gpus_per_process=run.gpus_per_process,
-        nvls=run.spec.nvls,
-        collnet_enabled=run.spec.collnet,
-        params=params,
-        harness=run.spec.harness,
-    )
-    return np.asarray(p.time_s, dtype=float)
+    """Predicted time per row of a run; rows NCCL never runs on NVLS (``run.nvls_off``: 23b's
+    int8 and fp8 rows) with NVLS off, as ``validate compare`` predicts them."""
+
+    def times(size: np.ndarray, nvls: bool | None) -> np.ndarray:
+        p = P.predict_collective(
+            run.op,
+            size,
+            run.cluster,
+            nodes=run.nodes,
+            gpus_per_node=run.gpus_per_node,
+            algorithm=run.algorithm if model in ("nccl", "nccl-table") else "auto",
+            protocol=run.protocol if model in ("nccl", "nccl-table") else "auto",
+            model=model,
+            gpus_per_process=run.gpus_per_process,
+            nvls=nvls,
+            collnet_enabled=run.spec.collnet,
+            params=params,
+            harness=run.spec.harness,
+        )
+        return np.asarray(p.time_s, dtype=float)
+
+    t = times(run.size, run.spec.nvls).copy()  # the prediction's own array is read-only
+    if run.nvls_off is not None:
+        t[run.nvls_off] = times(run.size[run.nvls_off], False)
+    return t
 
 
 def errors(run: Run, t_pred: np.ndarray) -> np.ndarray:

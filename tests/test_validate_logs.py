@@ -453,7 +453,8 @@ def test_every_bundled_log_cut_mid_row_keeps_its_rows_and_says_one_line():
             continue
         raw, line, complete = _cut_mid_row(reference_id(path.name))
         read = read_log(raw, path.name)
-        (notice,) = read.notices
+        # 23b's dtypes are said in a line of their own (compare.reduction_note)
+        (notice,) = [n for n in read.notices if not n.startswith("dtype/redop: ")]
         assert notice.startswith(f"line {line}: the log ends in the middle"), path.name
         assert len(read.rows) == 2 * complete, path.name
         table = compare(read.rows, cluster_predictor(read.cluster), model="nccl")

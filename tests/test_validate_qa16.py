@@ -36,7 +36,6 @@ import pytest
 from costmodel.reference import reference_path
 from costmodel.validation.logread import read_log
 from costmodel.validation.reference_runs import timed_runs
-from costmodel.web.common import sentence  # a note as the page says it
 from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, open_page
 
@@ -53,12 +52,20 @@ def _headerless(short: str) -> str:
 # --- 1. the count column names the op the redop/root columns cannot ---------------------------
 def test_reduce_scatter_rows_named_all_reduce_are_said_by_their_count_column(tmp_path):
     """13c is a reduce_scatter run (redop sum, root -1, as all_reduce's): named
-    ``..._allreduce.txt`` without its header it was compared as all_reduce, no line said."""
+    ``..._allreduce.txt`` without its header it was compared as all_reduce, no line said. Its
+    busbw/algbw ratio (0.75 on 4 ranks) rules all_reduce out too, so the file name's op is now
+    refused (tests/test_validate_qa26.py); the op set by the user is compared, the count column
+    said in the op's one line."""
     text = _headerless("13c")
-    read = read_log(text.encode(), "h100_allreduce.txt")
-    assert read.op == "all_reduce"  # the order of the op's sources is unchanged
+    with pytest.raises(ValueError, match="busbw/algbw ratio") as refused:
+        read_log(text.encode(), "h100_allreduce.txt")
+    assert "the file name h100_allreduce.txt says all_reduce, but its count column (" in str(
+        refused.value
+    )
+    read = read_log(text.encode(), "h100_allreduce.txt", op="all_reduce")
+    assert read.op == "all_reduce"  # the user's op is never overridden
     (notice,) = read.notices
-    assert notice.startswith("op: all_reduce from the file name wins, but its count column ("), (
+    assert notice.startswith("op: all_reduce from your setting wins, but its count column ("), (
         notice
     )
     assert "fits all_gather, reduce_scatter or all_to_all, not all_reduce" in notice
@@ -66,16 +73,18 @@ def test_reduce_scatter_rows_named_all_reduce_are_said_by_their_count_column(tmp
 
     path = tmp_path / "h100_allreduce.txt"
     path.write_text(text)
-    result = run("validate", "compare", str(path), "--json", "--tolerance", "1000")
+    args = ("validate", "compare", str(path), "--json", "--tolerance", "1000")
+    result = run(*args, "--op", "all_reduce")
     assert result.exit_code in (0, 1), result.output
     said = notice.replace("(`op`)", "(--op)")
     assert said in json.loads(result.stdout)["warnings"]
     assert f"costmodel: warning: {said}" in result.stderr.splitlines()
+    one_line_error(run(*args), "--op: the file name h100_allreduce.txt says all_reduce")
 
     at = open_page("page_validate.py")  # the Validate page reads it through read_log too
     at.file_uploader(key="val_upload").set_value((path.name, text.encode(), "text/plain")).run()
     assert_clean(at)
-    assert sentence(notice) in [_text(w.value) for w in at.warning]
+    assert any("busbw/algbw ratio" in _text(e.value) for e in at.error)
 
 
 def test_the_users_op_against_a_count_per_rank_is_said_beside_the_columns():
@@ -87,9 +96,13 @@ def test_the_users_op_against_a_count_per_rank_is_said_beside_the_columns():
 
 
 def test_an_all_reduce_log_named_reduce_scatter_is_said_by_its_whole_count():
-    (notice,) = read_log(_headerless("13a").encode(), "run_reducescatter.txt").notices
-    assert "the file name" in notice and "the whole message's count" in notice, notice
-    assert "fits all_reduce, broadcast or reduce, not reduce_scatter" in notice
+    """Its busbw/algbw ratio (1.5 on 4 ranks) names all_reduce as its count column does: the
+    file name's op is refused (tests/test_validate_qa26.py), naming both."""
+    with pytest.raises(ValueError) as refused:
+        read_log(_headerless("13a").encode(), "run_reducescatter.txt")
+    line = str(refused.value)
+    assert line.startswith("op: the file name run_reducescatter.txt says reduce_scatter"), line
+    assert "the whole message's count) and its busbw/algbw ratio (1.5) fit all_reduce" in line
 
 
 @pytest.mark.parametrize("short", timed_runs())

@@ -168,3 +168,56 @@ def candidates(
             f"({why_not}); allowed algorithms here: auto, {', '.join(allowed)}"
         )
     return out
+
+
+#: NCCL's reductions that reduce (an all-gather's buffer is copied, never reduced: NCCL lets it
+#: run on NVLS whatever its type; broadcast and all-to-all reduce nothing either)
+_REDUCING_OPS = ("all_reduce", "reduce_scatter", "reduce")
+#: Per datatype (nccl-tests' names, and NCCL's own spellings), the reductions NVLS can run
+#: (NCCL src/include/device.h, ``ncclNvlsSupported``): Sum or MinMax on the 32- and 64-bit
+#: integers and the 16-bit floats, Sum alone on float and double, nothing on the 8-bit types
+_NVLS_REDOPS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("int32", "uint32", "int64", "uint64", "half", "float16", "bfloat16", "bf16"),
+        frozenset({"sum", "max", "min"}),
+    ),
+    **dict.fromkeys(("float", "float32", "double", "float64"), frozenset({"sum"})),
+    **dict.fromkeys(
+        ("int8", "char", "uint8", "f8e4m3", "f8e5m2", "float8e4m3", "float8e5m2"), frozenset()
+    ),
+}
+#: nccl-tests' reduction names (its ``redop`` column: test_opNames)
+_REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "premulsum")
+
+
+def nvls_reduction_supported(op: str, dtype: object, redop: object) -> bool | None:
+    """Whether NCCL lets a reduction of ``dtype`` with ``redop`` run on NVLS or NVLS tree:
+    False where it does not, so the row runs on ring or tree (NVLS off for that call alone);
+    None where the rule says nothing (``op`` reduces nothing, or the type or reduction is not
+    known or not given).
+
+    NCCL 2.19 and later (src/include/device.h, ``ncclNvlsSupported(devRedOp, type)``, which
+    src/enqueue.cc's ``ncclPrepareTasks`` applies to every op but all-gather before
+    ``topoGetAlgoInfo`` skips NVLS and NVLS tree): int32, uint32, int64, uint64, half and
+    bfloat16 with Sum or MinMax (``max``, ``min``); float and double with Sum only; no other
+    type (int8, uint8, the fp8 types). ``avg`` is Sum followed by a division (integers) or a
+    pre-multiplied Sum (floats), ``prod`` and ``mulsum`` are their own device ops: none is
+    Sum or MinMax, so none runs on NVLS.
+
+    >>> nvls_reduction_supported("all_reduce", "float", "sum")
+    True
+    >>> nvls_reduction_supported("all_reduce", "float", "max"), nvls_reduction_supported("all_reduce", "int8", "sum")
+    (False, False)
+    >>> nvls_reduction_supported("all_gather", "int8", "none") is None
+    True
+    """
+    if op not in _REDUCING_OPS or not isinstance(dtype, str):
+        return None
+    allowed = _NVLS_REDOPS.get(dtype.lower())
+    if allowed is None:
+        return None
+    if not allowed:  # no reduction of this type runs on NVLS
+        return False
+    if not isinstance(redop, str) or redop.lower() not in _REDOPS:
+        return None
+    return redop.lower() in allowed

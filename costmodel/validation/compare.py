@@ -69,6 +69,8 @@ __all__ = [
     "compare_cluster",
     "CPU_REGIME_NOTE",
     "cpu_regime_note",
+    "nvls_off_rows",
+    "reduction_note",
     "predict_ddp",
     "shared_ddp_compute",
     "DDP_COLUMNS",
@@ -303,6 +305,91 @@ def cpu_regime_note(rows: pd.DataFrame) -> str | None:
         return None
     said = "the rows" if cpu.all() else f"{int(cpu.sum())} of {format_counted(len(rows), 'row')}"
     return CPU_REGIME_NOTE.format(rows=said)
+
+
+def _reduction_kinds(rows: pd.DataFrame) -> list[tuple[str, str, bool | None, int]]:
+    """(dtype, redop, NVLS allowed, rows) for each type and reduction of the rows that reduce
+    (their ``dtype`` and ``redop`` columns both known, the redop not ``none``), in the log's
+    order."""
+    from costmodel.nccl.availability import nvls_reduction_supported
+
+    if not {"op", "dtype", "redop"} <= set(rows.columns):
+        return []
+    counts: dict[tuple[str, str, bool | None], int] = {}
+    for op, dtype, redop in zip(rows["op"], rows["dtype"], rows["redop"], strict=True):
+        if op not in ("all_reduce", "reduce_scatter", "reduce"):
+            continue
+        if not isinstance(dtype, str) or not isinstance(redop, str) or redop == "none":
+            continue  # nccl-tests' "none": the table reduces nothing, whatever op it is given
+        key = (dtype, redop, nvls_reduction_supported(str(op), dtype, redop))
+        counts[key] = counts.get(key, 0) + 1
+    return [(d, r, ok, n) for (d, r, ok), n in counts.items()]
+
+
+def nvls_off_rows(rows: pd.DataFrame) -> np.ndarray:
+    """A boolean array: the rows whose type and reduction NCCL never runs on NVLS or NVLS tree
+    (:func:`costmodel.nccl.availability.nvls_reduction_supported` is False: int8, uint8 and fp8
+    reductions, float or double max, any prod or avg, ...). :func:`compare` predicts them with
+    NVLS off (``nvls=False``, as NCCL_NVLS_ENABLE=0 is), so the model's candidates are ring and
+    tree, as NCCL's are; the rows' other facts stay as they are. Rows with no ``dtype`` or
+    ``redop`` column, or a value the rule does not know, are left as they were (False).
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"op": ["all_reduce"] * 3, "dtype": ["float", "int8", "float"],
+    ...                      "redop": ["sum", "sum", "max"]})
+    >>> nvls_off_rows(rows).tolist()
+    [False, True, True]
+    """
+    from costmodel.nccl.availability import nvls_reduction_supported
+
+    if not {"op", "dtype", "redop"} <= set(rows.columns):
+        return np.zeros(len(rows), dtype=bool)
+    return np.array(
+        [
+            nvls_reduction_supported(str(op), d, r) is False
+            for op, d, r in zip(rows["op"], rows["dtype"], rows["redop"], strict=True)
+        ],
+        dtype=bool,
+    )
+
+
+def reduction_note(rows: pd.DataFrame) -> str | None:
+    """One line for a log whose reductions are not float sum (nccl-tests' default, what the
+    model's corrections are fitted on): the model prices a reduction of any type and op alike
+    (no term for the reduction's speed on int8, fp8, a max, ...), and the rows NCCL never
+    runs on NVLS (:func:`nvls_off_rows`) are predicted on ring and tree. None where every
+    reducing row is float sum, or the rows say no type and reduction. ``validate compare``
+    prints it as a warning, the Validate page in its warning box (:func:`.logread.read_log`'s
+    notices).
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"op": ["all_reduce"] * 3, "dtype": ["float", "int8", "float"],
+    ...                      "redop": ["sum", "sum", "max"]})
+    >>> print(reduction_note(rows))
+    dtype/redop: 2 of 3 reducing rows are not float sum (int8 sum, float max): the model prices every reduction as float sum (no term for the reduction's speed on another type or op); NCCL runs int8 sum, float max on ring or tree, never NVLS (ncclNvlsSupported), so those rows are predicted without NVLS
+    """
+    from costmodel.units import format_counted
+
+    kinds = _reduction_kinds(rows)
+    other = [(d, r, ok, n) for d, r, ok, n in kinds if (d, r) != ("float", "sum")]
+    if not other:
+        return None
+    total = sum(n for *_, n in kinds)
+    count = sum(n for *_, n in other)
+    listed = ", ".join(f"{d} {r}" for d, r, _, _ in other)
+    said = (
+        f"dtype/redop: {count} of {format_counted(total, 'reducing row')} "
+        f"{'is' if count == 1 else 'are'} not float sum "
+        f"({listed}): the model prices every reduction as float sum (no term for the "
+        "reduction's speed on another type or op)"
+    )
+    off = [f"{d} {r}" for d, r, ok, _ in other if ok is False]
+    if off:
+        said += (
+            f"; NCCL runs {', '.join(off)} on ring or tree, never NVLS (ncclNvlsSupported), "
+            "so those rows are predicted without NVLS"
+        )
+    return said
 
 
 VERDICTS = {True: "ok", False: "FAIL", None: "NOT ASSESSED"}
@@ -873,6 +960,9 @@ def compare(
     # CollNet on; logread.read_log fills them): passed to predictors that take them
     nvls = df["nvls"] if "nvls" in df else pd.Series([None] * len(df), index=df.index)
     df["_nvls"] = [None if pd.isna(v) else bool(v) for v in nvls.astype(object)]
+    # a type and reduction NCCL does not run on NVLS (int8, fp8, float max, ...): the row runs
+    # on ring or tree, so it is predicted with NVLS off (nvls_off_rows)
+    df.loc[nvls_off_rows(df), "_nvls"] = False
     collnet = df["collnet"] if "collnet" in df else pd.Series([False] * len(df), index=df.index)
     df["_collnet"] = [False if pd.isna(v) else bool(v) for v in collnet.astype(object)]
     # what timed the row: the torch job (torch_bench, source "torch") times torch.distributed

@@ -8,7 +8,10 @@ and said where it came from:
   else a command line in the log naming ``X_perf``, else the file name (``..._allgather.txt``),
   else the ``redop``/``root`` columns (the parser's order, :func:`..nccl_tests.parse_nccl_tests`
   and :func:`..nccl_tests.read_nccl_tests`). A log that names none gets a ValueError asking for
-  the op, never ``"unknown"`` silently.
+  the op, never ``"unknown"`` silently. The file name is the weakest source: an op it alone
+  gives that both the count column and the busbw/algbw ratio contradict, naming another op, is
+  a ValueError naming that op and asking for the op (:func:`file_name_refusal`), not a
+  comparison whose busbw is recomputed under the wrong op; the user's op is never overridden.
 - **nodes** and **GPUs per node**: the log's host lines (``#  Rank  0 ... on node01``) when it
   has them; else what the user set; else the log's launch line (``mpirun -n 16 -ppn 8``,
   ``srun -N 2 --ntasks-per-node 8``, ...: :mod:`..nccl_tests._launch`) where it agrees with
@@ -65,6 +68,7 @@ __all__ = [
     "MAX_FINDINGS",
     "band_check",
     "busbw_only_refusal",
+    "file_name_refusal",
     "log_findings",
     "runs_compared",
     "op_disagreement",
@@ -214,6 +218,71 @@ def _ops_of_count(rows: pd.DataFrame) -> tuple[tuple[str, ...], str] | None:
     if whole:
         return _WHOLE_COUNT_OPS, f"{said}: the whole message's count"
     return _SHARE_COUNT_OPS, f"{said} x {per_count[last]:g}: a count per rank"
+
+
+def _ops_of_ratio(rows: pd.DataFrame) -> tuple[tuple[str, ...], float] | None:
+    """The compared ops whose busbw factor gives the busbw/algbw ratio nccl-tests printed on
+    these rows, at any rank count, and the ratio's median; None where it says nothing (no
+    busbw or algbw column, no row whose algbw is printed to 1 % or better, a ratio near 1, or
+    rows that disagree among themselves).
+
+    nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md): all_reduce 2(n-1)/n, at least 1
+    on two ranks or more; all_gather, reduce_scatter and alltoall (n-1)/n, below 1; broadcast
+    and reduce 1. A ratio above 1 is all_reduce's at every rank count, one below 1 is none of
+    all_reduce's, broadcast's or reduce's; near 1 (two ranks, or many under a gather) it tells
+    nothing. Only rows with algbw >= 1 GB/s are read (two printed decimals: the ratio to 1.5 %
+    or better) and a ratio counts 2 % past 1.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"algbw_bytes_per_s": [250.1e9], "busbw_bytes_per_s": [468.94e9]})
+    >>> _ops_of_ratio(rows)
+    (('all_reduce',), 1.875)
+    """
+    if not {"algbw_bytes_per_s", "busbw_bytes_per_s"} <= set(rows.columns):
+        return None
+    import pandas as pd
+
+    algbw = pd.to_numeric(rows["algbw_bytes_per_s"], errors="coerce")
+    busbw = pd.to_numeric(rows["busbw_bytes_per_s"], errors="coerce")
+    precise = (algbw >= 1e9) & (busbw > 0)
+    if not precise.any():
+        return None
+    ratio = busbw[precise] / algbw[precise]
+    median = round(float(ratio.median()), 3)
+    if (ratio > 1.02).all():
+        return ("all_reduce",), median
+    if (ratio < 0.98).all():
+        return _SHARE_COUNT_OPS, median
+    return None
+
+
+def file_name_refusal(rows: pd.DataFrame, name: str, from_name: str | None) -> str | None:
+    """Why an op taken from the file name alone is refused, or None: the rows' count column
+    (:func:`_ops_of_count`) and their busbw/algbw ratio (:func:`_ops_of_ratio`) both rule it
+    out and agree on another (``..._reducescatter.log`` over an all-reduce table: a count of
+    the whole message and a ratio of 1.875, which no rank count gives a reduce-scatter).
+
+    Decision: the file name is the op's weakest source (a log renamed, copied or saved under
+    another test's name), and busbw recomputed under a wrong op is a wrong verdict (44.6 %
+    and FAIL for a log within 5 %), so two contradicting facts of the table stop the
+    comparison with one line naming the op they fit, rather than take that op silently; the
+    user's op (never overridden) settles it. One of the two alone stays a warning
+    (:func:`op_disagreement`).
+    """
+    ops = list(dict.fromkeys(rows["op"].astype(str)))
+    if from_name is None or ops != [from_name]:
+        return None
+    counted, ratio = _ops_of_count(rows), _ops_of_ratio(rows)
+    if counted is None or ratio is None or from_name in counted[0] or from_name in ratio[0]:
+        return None
+    fits = [op for op in counted[0] if op in ratio[0]]
+    if not fits:
+        return None
+    return (
+        f"op: the file name {name} says {from_name}, but its count column ({counted[1]}) and "
+        f"its busbw/algbw ratio ({ratio[1]:g}) fit {' or '.join(fits)}, not {from_name}: set "
+        f"the op (`op`, e.g. {fits[0]})"
+    )
 
 
 def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> list[str]:
@@ -511,6 +580,10 @@ def read_log(
                 "header, a command line or its redop/root columns); leave the op unset"
             )
     op_from = _op_source(text, op, from_name, ops)
+    if op_from == "the file name":  # the weakest source: refused where the table contradicts it
+        refused = file_name_refusal(rows, name, from_name)
+        if refused:
+            raise ValueError(refused)
     facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
     notices = guessed
     cut = rows.attrs.get("cut_row")
@@ -525,6 +598,11 @@ def read_log(
             + "; ".join(f"line {p['line']}: {p['message']}" for p in skipped[:3])
         )
     notices += op_disagreement(rows, op_from, from_name)
+    from .compare import reduction_note
+
+    reductions = reduction_note(rows)  # int8, fp8, max, ...: not what the model is fitted on
+    if reductions:
+        notices.append(reductions)
     findings = log_findings(rows)
     rows = rows.copy()
 
