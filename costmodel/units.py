@@ -1157,6 +1157,8 @@ def bare_number_message(typed: str, text: Any, kind: str, meant: str) -> str | N
     'bucket=50 is 50 bytes (a number without a unit is bytes); for 50 MiB write 50MiB'
     >>> bare_number_message("--latency", "5us", "latency", "us") is None
     True
+    >>> bare_number_message("--latency", "0.005", "latency", "us")
+    '--latency 0.005 is 0.005 s (a number without a unit is seconds); for 5 µs (0.005 ms) write 5us'
     """
     if _BARE_NUMBER.fullmatch(str(text)) is None:
         return None
@@ -1168,16 +1170,20 @@ def bare_number_message(typed: str, text: Any, kind: str, meant: str) -> str | N
     elif kind in ("seconds", "latency"):
         if x < (BARE_SECONDS_FROM if kind == "seconds" else BARE_LATENCY_FROM):
             return None
-        unit, kind = "s", "seconds"
+        unit = "s"
     else:
         raise ValueError(f"kind: unknown {kind!r}; allowed: bytes, seconds, latency")
     value = str(text).strip()
     sep = "" if not typed or typed.endswith("=") else " "
     shown = "µs" if meant == "us" else meant
-    return (
-        f"{typed}{sep}{value} is {value} {unit} (a number without a unit is {kind}); for "
-        f"{value} {shown} write {value}{meant}"
-    )
+    head = f"{typed}{sep}{value} is {value} {unit} (a number without a unit is "
+    if kind == "latency" and meant == "us":
+        # a latency of 1 ms or more is one typed in ms (0.005 for 5 us): the microseconds it
+        # then means, not the same digits in us ("for 0.005 us write 0.005us" was 5 ns)
+        us = f"{x * 1e3:.6g}"
+        return f"{head}seconds); for {us} µs ({value} ms) write {us}us"
+    kind = "seconds" if kind == "latency" else kind
+    return f"{head}{kind}); for {value} {shown} write {value}{meant}"
 
 
 def bare_key_messages(typed: str, key: str, values: Any) -> list[str]:

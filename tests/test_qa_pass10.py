@@ -62,7 +62,7 @@ def test_a_bare_latency_is_warned_as_seconds(argv):
     assert res.exit_code == 0, res.stderr
     assert res.stderr.splitlines() == [
         "costmodel: warning: --latency 0.005 is 0.005 s (a number without a unit is seconds); "
-        "for 0.005 µs write 0.005us"
+        "for 5 µs (0.005 ms) write 5us"  # was "for 0.005 µs write 0.005us": 5 ns
     ]
     for quiet in ("5us", "0.000005"):  # a unit, or a bare number a link's latency can be
         res = run(*argv, "--latency", quiet)

@@ -191,3 +191,28 @@ def test_a_calibration_written_before_the_sizes_were_recorded_still_loads(tmp_pa
     old.write_text("".join(x for x in toml.read_text().splitlines(True) if "_bytes = " not in x))
     fits = load_calibration(old).fits
     assert fits and all(f.min_bytes != f.min_bytes for f in fits)  # NaN: not recorded
+
+
+# --- papercuts: a bare latency's hint, sizes the torch job rounds away ---------------------------
+
+
+def test_a_bare_latency_hint_names_the_microseconds_it_likely_meant():
+    from costmodel.units import bare_number_message
+
+    line = bare_number_message("--latency", "0.005", "latency", "us")
+    # 0.005 typed for 5 us is 0.005 ms: the hint was "for 0.005 µs write 0.005us" (5 ns)
+    assert line is not None and line.endswith("for 5 µs (0.005 ms) write 5us")
+
+
+def test_validate_torch_says_the_sizes_its_job_drops_or_rounds_before_it_runs():
+    from costmodel.validation.torch_bench import measured_counts
+
+    assert measured_counts([3, 6, 12, 13], 2)[0] == [2]  # 12 and 13 B: one count, timed once
+    result = run("validate", "torch", "--min-bytes", "3", "--max-bytes", "12", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip() == (
+        "costmodel: warning: sizes rounded down to whole float32 elements divisible by the 2 "
+        "ranks: 3 B, 6 B dropped (below 8 B); 12 B measured as 8 B"
+    )
+    quiet = run("validate", "torch", "--nproc", "3", "--dry-run")  # nccl-tests' own rounding
+    assert quiet.exit_code == 0 and quiet.stderr == ""

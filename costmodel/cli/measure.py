@@ -392,8 +392,15 @@ def validate_torch(
         str(log_path),
         *(extra or []),
     ]
-    _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
-    from ..validation.torch_bench import backend_problem, nccl_env
+    parsed = _check_torch_bench_args(bench_args)  # the job's own arguments, checked before
+    from ..validation.torch_bench import backend_problem, measured_counts, nccl_env, sizes_between
+
+    if parsed.ops:  # sizes the job rounds or drops on these ranks: said before it runs, as it says
+        _, rounding = measured_counts(
+            sizes_between(parsed.min_bytes, parsed.max_bytes, parsed.factor), nproc
+        )
+        if rounding:
+            typer.echo(f"costmodel: warning: {rounding}", err=True)
 
     problem = backend_problem(backend, nproc)  # nccl without GPUs: one line, not a traceback
     if problem is not None:
@@ -630,9 +637,10 @@ def _runner_set_args(extra: list[str]) -> list[str]:
     ]
 
 
-def _check_torch_bench_args(argv: list[str]) -> None:
+def _check_torch_bench_args(argv: list[str]) -> Any:
     """The job's own argument parser run here first: an unknown ``--`` argument or a bad
-    value is one line and exit 2, not torchrun's traceback from every rank."""
+    value is one line and exit 2, not torchrun's traceback from every rank. Returns the
+    parsed arguments."""
     import contextlib
     import io
 
@@ -647,7 +655,7 @@ def _check_torch_bench_args(argv: list[str]) -> None:
                     f"ARGS: {' '.join(unknown)!r} not known; allowed: the options "
                     "of python -m costmodel.validation.torch_bench --help"
                 )
-            parse_args(argv)
+            return parse_args(argv)
     except SystemExit as exc:
         lines = [x for x in err.getvalue().splitlines() if x.strip()]
         text = lines[-1] if lines else str(exc.code)

@@ -185,6 +185,50 @@ def slurm_output_file(env: Mapping[str, str] | None = None) -> str | None:
     return path if os.path.isfile(path) else None
 
 
+def measured_counts(sizes: list[int], ranks: int, elem: int = 4) -> tuple[list[int], str | None]:
+    """The element counts the job times for ``sizes`` [B] on ``ranks`` ranks, and a line saying
+    what was rounded or dropped (None where every size is measured as asked).
+
+    Each size is rounded down to whole ``elem``-byte (float32) elements divisible by the ranks,
+    as nccl-tests rounds its per-rank counts (every op then splits evenly); a size below
+    ``ranks x elem`` B has no such count and is dropped, and sizes that round to one count are
+    timed once. ``--min-bytes 3 --max-bytes 12`` on 2 ranks measured only 8 B, said nowhere.
+    The line names the dropped sizes and those rounded by more than 1 % (4096 B on 3 ranks,
+    measured as 4092 B, is not named: the rows say their own size).
+
+    >>> measured_counts([3, 6, 12], 2)
+    ([2], 'sizes rounded down to whole float32 elements divisible by the 2 ranks: 3 B, 6 B dropped (below 8 B); 12 B measured as 8 B')
+    >>> measured_counts([1024, 2048], 8)
+    ([256, 512], None)
+    >>> measured_counts([4096], 3)
+    ([1023], None)
+    """
+    counts: list[int] = []
+    dropped: list[str] = []
+    rounded: list[str] = []
+    for size in sizes:
+        count = size // elem
+        count -= count % ranks  # all ops divisible by n, as nccl-tests rounds per-rank counts
+        if count < ranks:
+            dropped.append(f"{size} B")
+            continue
+        if size - count * elem > 0.01 * size:  # more than nccl-tests' own rounding shows
+            rounded.append(f"{size} B measured as {count * elem} B")
+        if count not in counts:
+            counts.append(count)
+    if not dropped and not rounded:
+        return counts, None
+    parts = []
+    if dropped:
+        parts.append(f"{', '.join(dropped)} dropped (below {ranks * elem} B)")
+    if rounded:
+        parts.append(", ".join(rounded))
+    return counts, (
+        f"sizes rounded down to whole float32 elements divisible by the {ranks} ranks: "
+        + "; ".join(parts)
+    )
+
+
 def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     """Geometric sweep as nccl-tests ``-b -e -f`` does (a factor below 2, e.g. 1.5, is allowed).
 
@@ -508,13 +552,10 @@ class _Bench:
         top -= top % n
         self.send = torch.ones(top, dtype=torch.float32, device=self.device)
         self.recv = torch.zeros(top, dtype=torch.float32, device=self.device)
-        cases = []
-        for op in self.args.ops:
-            for size in sizes:
-                count = size // elem
-                count -= count % n  # all ops divisible by n, as nccl-tests rounds per-rank counts
-                if count >= n:
-                    cases.append((op, count))
+        counts, rounding = measured_counts(sizes, n, elem)
+        if rounding and self.rank == 0 and self.args.ops:  # said, not only seen in the rows
+            print(f"torch_bench: {rounding}", file=sys.stderr)
+        cases = [(op, count) for op in self.args.ops for count in counts]
         rounds = max(1, self.args.rounds)
         per_round = max(1, -(-self.args.iters // rounds))
         times: dict[tuple[str, int], list[float]] = {case: [] for case in cases}
