@@ -1747,6 +1747,7 @@ class ScenarioResult(BaseModel):
         (``"user"``) or an interface's untouched placeholder (``"default"``), for the price
         note. See :func:`costmodel.training.training_cost`.
         """
+        from .strategy.compute import recompute_extra
         from .strategy.step import measured_peak_flops
         from .training import training_cost
 
@@ -1798,6 +1799,8 @@ class ScenarioResult(BaseModel):
             node=s._validated_cluster().node,  # a node slice is billed whole
             # a refused measurement is named as the argument typed, not training_cost's own
             step_time_name="measured_step_time_s" if measured else "step_time_s",
+            # the GPUs also run the recomputation: a measured step is held to that work too
+            recompute_extra=recompute_extra(s.recompute, s.architecture(), s.sequence_length),
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its

@@ -641,6 +641,7 @@ def training_cost(
     usd_source: str = "user",
     node: Any = None,
     step_time_name: str = "step_time_s",
+    recompute_extra: float = 0.0,
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -694,6 +695,11 @@ def training_cost(
     step_time_name : str
         The name a refused step time is reported under: the argument the caller's user typed
         (``ScenarioResult.training_cost`` passes ``measured_step_time_s``).
+    recompute_extra : float
+        Recomputation's extra work ``r`` over forward + backward [-]
+        (:func:`costmodel.strategy.compute.recompute_extra`: 1/3 under full): a measured step is
+        held to the peak's time for ``C_tok T_step (1 + r) / N`` FLOP per GPU, the FLOPs the
+        GPUs execute (the MFU reported stays of the model's FLOPs).
 
     Examples
     --------
@@ -825,13 +831,21 @@ def training_cost(
             if measured:  # faster than the GPUs' peak: a typo or a wrong unit
                 from ._checks import refuse_faster_than_peak
 
-                refuse_faster_than_peak(  # one GPU's share of the step's work, at its peak
+                # one GPU's share of the work the GPUs execute, at its peak: the model's
+                # FLOPs and, under recomputation, its extra work r (a hardware FLOP
+                # utilisation then, PaLM appendix B), as a measured compute time is held to
+                extra_r = float(recompute_extra)
+                refuse_faster_than_peak(
                     step_time_name,
                     "step",
                     t,
-                    c_tok * per / ranks,
+                    c_tok * per / ranks * (1.0 + extra_r),
                     peak,
-                    f"a step of at least {{}} for {per:,.0f} tokens on {ranks} GPUs",
+                    f"a step of at least {{}} for {per:,.0f} tokens on {ranks} GPUs"
+                    + (f" with recomputation's {extra_r:.0%} extra work" if extra_r > 0 else ""),
+                    "an MFU"
+                    if extra_r <= 0
+                    else "a hardware FLOP utilisation (recomputation counted)",
                 )
     band = None
     if step_time_band_s is not None:

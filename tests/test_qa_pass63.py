@@ -216,3 +216,17 @@ def test_validate_torch_says_the_sizes_its_job_drops_or_rounds_before_it_runs():
     )
     quiet = run("validate", "torch", "--nproc", "3", "--dry-run")  # nccl-tests' own rounding
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_a_measured_step_under_full_recomputation_is_held_to_the_work_the_gpus_run():
+    # Llama-3.1-70B, 64 H100s, 262,144 tokens a step: 2.48 s at the dense peak with the
+    # recomputed forward (a third more), 1.86 s without it; 2.2 s was accepted (MFU 0.84,
+    # hardware FLOP utilisation 1.13)
+    r = cm.Scenario(arch="llama-3.1-70b", nodes=8, zero_stage=3, recompute="full").evaluate()
+    with pytest.raises(
+        ValueError, match=r"^measured_step_time_s: .* at least 2\.48 s .* 33% extra"
+    ):
+        r.training_cost(1e12, measured_step_time_s=2.2, usd_per_gpu_hour=2)
+    assert r.training_cost(1e12, measured_step_time_s=2.5, usd_per_gpu_hour=2).mfu < 0.75
+    plain = cm.Scenario(arch="llama-3.1-70b", nodes=8, zero_stage=3).evaluate()
+    assert plain.training_cost(1e12, measured_step_time_s=2.2, usd_per_gpu_hour=2).mfu > 0.8
