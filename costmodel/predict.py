@@ -116,6 +116,10 @@ class Prediction:
     #: relative half-width per size, (lo, hi) multipliers on busbw, regime, and whether the
     #: regime was measured at all
     error_band: ErrorBand | None = None
+    #: where a size's per-rank buffer is more than the GPU's memory, the note saying those
+    #: times are the model's extrapolation (:func:`buffer_memory_note`, the note ``collective
+    #: --cluster``, ``predict`` and the sweep's ``memory_note`` column say), else ""
+    memory_note: str = ""
 
     def all_finite(self) -> bool:
         """Whether every number is finite: what :func:`costmodel._checks.finite_result` checks
@@ -866,6 +870,8 @@ def predict_collective(
     # the uncalibrated answer of a calibration that does not apply has the nccl model's band
     band_model = "nccl" if model == CALIBRATED and fabric_off else model
     band = _band(band_model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness, op)
+    # a buffer no GPU of the cluster can hold: said beside the number, as every surface says it
+    note = buffer_memory_note(m1, c) if m1.size and float(m1.max()) > c.gpu.memory_bytes else ""
     if scalar:
         return Prediction(
             op,
@@ -879,6 +885,7 @@ def predict_collective(
             str(algos[0]),
             str(protos[0]),
             band,
+            note,
         )
     return Prediction(
         op,
@@ -892,6 +899,7 @@ def predict_collective(
         algos.reshape(m.shape),
         protos.reshape(m.shape),
         band,
+        note,
     )
 
 
@@ -940,6 +948,8 @@ def predict_collective_nodes(
     # the clusters differ in their node count only; a band reads it as one node or more, and
     # against the largest measured run (nodes and GPUs: its extrapolation note)
     bands: dict[tuple[int, int], ErrorBand] = {}
+    # the same GPU on every cluster: one buffer note for all (predict_collective's)
+    note = buffer_memory_note(m, c0) if m.size and float(m.max()) > c0.gpu.memory_bytes else ""
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
@@ -948,7 +958,7 @@ def predict_collective_nodes(
         band = bands.get((c.nodes, n))
         if band is None:
             band = bands[(c.nodes, n)] = _band(model, c, n, m, False, "nccl-tests", op)
-        out.append(Prediction(op, n, c.nodes, model, m, t, algbw, busbw, algos, protos, band))
+        out.append(Prediction(op, n, c.nodes, model, m, t, algbw, busbw, algos, protos, band, note))
     return out
 
 

@@ -230,3 +230,15 @@ def test_a_measured_step_under_full_recomputation_is_held_to_the_work_the_gpus_r
     assert r.training_cost(1e12, measured_step_time_s=2.5, usd_per_gpu_hour=2).mfu < 0.75
     plain = cm.Scenario(arch="llama-3.1-70b", nodes=8, zero_stage=3).evaluate()
     assert plain.training_cost(1e12, measured_step_time_s=2.2, usd_per_gpu_hour=2).mfu > 0.8
+
+
+def test_the_api_prediction_carries_the_buffer_note_the_cli_prints():
+    from costmodel.predict import predict_collective_nodes
+
+    p = cm.predict_collective("all_reduce", 100e9, "dgx-h100")
+    assert p.memory_note.startswith("size 100 GB per rank is more than the h100-sxm GPU memory")
+    said = run("collective", "all_reduce", "--size", "100GB", "--cluster", "dgx-h100")
+    assert said.exit_code == 0 and p.memory_note in said.output.replace("\n", " ")
+    assert cm.predict_collective("all_reduce", [1e9, 2e9], "dgx-h100").memory_note == ""
+    clusters = [cm.cluster("dgx-h100", nodes=k) for k in (1, 2)]
+    assert all(q.memory_note for q in predict_collective_nodes("all_reduce", [1e11], clusters))
