@@ -242,3 +242,21 @@ def test_the_api_prediction_carries_the_buffer_note_the_cli_prints():
     assert cm.predict_collective("all_reduce", [1e9, 2e9], "dgx-h100").memory_note == ""
     clusters = [cm.cluster("dgx-h100", nodes=k) for k in (1, 2)]
     assert all(q.memory_note for q in predict_collective_nodes("all_reduce", [1e11], clusters))
+
+
+def test_a_cut_off_copy_in_a_folder_is_left_out_not_pooled(tmp_path):
+    from costmodel.reference import reference_dir
+
+    whole = (reference_dir() / _LOG_06A).read_text()
+    lines = whole.splitlines(True)
+    rows = [i for i, x in enumerate(lines) if x.split()[:1] and x.split()[0].isdigit()]
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a_run.txt").write_text(whole)
+    (folder / "b_run_partial.txt").write_text("".join(lines[: rows[len(rows) // 2]]))
+    alone = json.loads(run("validate", "compare", "--reference", "06a", "--json").stdout)
+    result = run("validate", "compare", str(folder), "--json")
+    assert result.exit_code in (0, 1), result.stderr
+    pooled = json.loads(result.stdout)
+    assert pooled["rows"] == alone["rows"]  # the cut copy's rows were counted twice
+    assert "b_run_partial.txt: its rows are all among a_run.txt's" in result.stderr

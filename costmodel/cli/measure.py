@@ -988,7 +988,33 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, 
             continue
         first_of[key] = path.name
         kept.append((path, r))
-    reads = kept
+    # a log whose rows are all among a longer one's (the same log cut off: a copy saved
+    # while the run went on) measures nothing new either: left out, the longer one kept
+    rows_of = {
+        path: frozenset(
+            r.rows[[c for c in _MEASURED_COLUMNS if c in r.rows]]
+            .to_csv(index=False, header=False)
+            .splitlines()
+        )
+        for path, r in kept
+    }
+    cut: set[Path] = set()
+    for path, _ in kept:
+        longer = next(
+            (
+                other
+                for other, _ in kept
+                if other != path and other not in cut and rows_of[path] < rows_of[other]
+            ),
+            None,
+        )
+        if longer is not None and rows_of[path]:
+            cut.add(path)
+            copies.append(
+                f"{path.name}: its rows are all among {longer.name}'s (a cut-off copy of it?): "
+                "left out, its rows would count twice"
+            )
+    reads = [(path, r) for path, r in kept if path not in cut]
     clusters = {name: r.cluster for name, r in ((p.name, r) for p, r in reads)}
     if settings.get("cluster") is None and len(set(clusters.values())) > 1:
         said = ", ".join(f"{name} {cluster or 'none'}" for name, cluster in clusters.items())
