@@ -19,6 +19,7 @@ import streamlit as st
 
 from costmodel import collectives, memory
 from costmodel import models as _models
+from costmodel._limits import MAX_MESSAGE_BYTES
 from costmodel.strategy.memory import PART_LABELS
 
 from .common import SIZES_BYTES
@@ -83,7 +84,9 @@ def textbook_crossovers(
         size = collectives.crossover_bytes(
             _alg(a), _alg(b), ranks, bandwidth_bytes_per_s, latency_s, op=_op(op)
         )
-        if not np.isfinite(size):
+        # a crossover past the largest message a collective takes (2**44 B, the formulas'
+        # limit; 2.2e24 B at a million ranks) is no size anyone runs: as no crossover
+        if not np.isfinite(size) or size > MAX_MESSAGE_BYTES:
             continue
         time_s = collectives.collective_time(
             _op(op), size, ranks, bandwidth_bytes_per_s, latency_s, algorithm=_alg(a)
