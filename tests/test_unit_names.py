@@ -25,6 +25,8 @@ DIMENSIONLESS = {
     "tokens_per_step", "zero_stage",
     "whole_node_gpus", "hosts_per_node", "gpus_per_instance",  # GPU and host counts (billing)
     "sync_loss",  # fraction of compute lost per doubling of ranks (costmodel.compute.sync_loss_s)
+    # recomputation's extra work over forward + backward (costmodel.strategy.compute.recompute_extra)
+    "recompute_extra",
 }  # fmt: skip
 # parameters whose unit is fixed by the function itself (format_bytes(value), parse_rate(text))
 BY_FUNCTION = {"value", "text"}
