@@ -712,13 +712,12 @@ class CollectiveFit(_Frozen):
     max_bytes: Bytes | None = Field(
         None, description="largest message size fitted: the held-out errors say nothing above"
     )
+    source: Source
 
     @model_validator(mode="after")
     def _check_fitted_sizes(self) -> Self:
         _sizes_in_order(self.min_bytes, self.max_bytes)
         return self
-
-    source: Source
 
     @field_validator("algorithm")
     @classmethod

@@ -1278,19 +1278,12 @@ def batch(
             base, new, unit = float(base_batch), sol.global_batch, "samples"
         crit = _tokens(critical_batch, "--critical-batch") if critical_batch else None
         # not given: the unit's rule (bt.LR_RULE_DEFAULT), the API's and the Batch page's default
-        lr = bt.scale_learning_rate(
-            base_lr,
-            base,
-            new,
-            rule=rule,
-            critical_batch=crit,
-            unit="tokens" if unit == "tokens" else "samples",
-        )
         rule = (
             bt.LR_RULE_DEFAULT["tokens" if unit == "tokens" else "samples"]
             if rule is None
             else rule
         )
+        lr = bt.scale_learning_rate(base_lr, base, new, rule=rule, critical_batch=crit)
         who, cite = bt.LR_RULE_INFO[rule]
         data["learning_rate"] = {
             "base_lr": base_lr, "base_batch": base, "new_batch": new, "unit": unit,
