@@ -242,6 +242,11 @@ at most :data:`LIMITS`' 1e6 s per micro-batch."""
 _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _whole, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _whole, whole=True)
+NICS_PER_NODE = Limit(_WHOLE.format(lo=0, hi="1,024"), 0, 1024, _whole, whole=True)
+"""``nics_per_node`` of the topology formulas (``cm.flat_ring_allreduce_time``,
+:func:`costmodel.topology.per_gpu_inter_bandwidth`): the Node model's range (0..1,024 network
+ports; 0 is a node without a network, one node), as their ``nodes`` and ``gpus_per_node`` hold
+:data:`LIMITS`' (1e30 NICs answered 6.25e39 B/s a GPU)."""
 _RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
 LINK_RANKS = _RANKS
 """``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth): the

@@ -46,6 +46,7 @@ import functools
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,72 @@ def arch_from_hf_config(
     return a.model_copy(update={"published_params": float(a.params)})
 
 
+#: a file's stem that names no model: what the Hub calls every config (``config.json``)
+_PLAIN_STEMS = frozenset({"config"})
+#: a character kept in a name the file gives (letters, digits, ``. _ - + /``); others are ``-``
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9._+/-]+")
+#: the longest name kept from a file (a long checkpoint path's last folder, a file name)
+MAX_NAME_LENGTH = 60
+#: the name of a config that says no name and was given under a plain name (never reached for
+#: a config the reader accepts: its ``model_type`` names it)
+GENERIC_NAME = "uploaded-config"
+
+
+def _clean(text: str) -> str:
+    return _NAME_CHARS.sub("-", text).strip("./-")[:MAX_NAME_LENGTH].strip("./-")
+
+
+def _stated_name(cfg: Any) -> str | None:
+    """The model the config says it is: its ``_name_or_path`` (``mistralai/Mistral-7B-v0.1``,
+    a Hub id, kept whole; a local checkpoint path, ``/scratch/run3/llama-7b-ft``, by its last
+    folder), else None."""
+    said = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
+    if not isinstance(said, str) or not said.strip():
+        return None
+    said = said.strip().replace("\\", "/").rstrip("/")
+    if said.startswith(("/", ".", "~")) or said.count("/") > 1 or ":" in said:
+        said = said.rsplit("/", 1)[-1]  # a local path (a Hub id is owner/name): its last part
+    return _clean(said) or None
+
+
+def _size(params: float) -> str:
+    """``7.2B``, ``72.7B``, ``671B``, ``124M``: a model's size as its name says it."""
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if params >= scale:
+            x = params / scale
+            return f"{x:.1f}{unit}" if x < 100 else f"{x:.0f}{unit}"
+    return f"{params:.0f}"
+
+
+def config_name(cfg: Any, params: float, file_name: str | None) -> str:
+    """The name a Hugging Face config's answers show: what the file says, then its file name.
+
+    In order: its ``_name_or_path`` (:func:`_stated_name`); the file's name without ``.json``
+    when it names a model (``qwen2.5-7b.json``, not ``config.json``, the Hub's name for every
+    config); its ``model_type`` with the counted size (``mistral (7.2B)``); else
+    :data:`GENERIC_NAME`. One rule for ``--arch path``, ``cm.load_arch(path)`` and the app's
+    upload (``file_name``: the path's or the uploaded file's name), so the same file has the
+    same name everywhere.
+
+    >>> config_name({"_name_or_path": "mistralai/Mistral-7B-v0.1"}, 7.2e9, "config.json")
+    'mistralai/Mistral-7B-v0.1'
+    >>> config_name({"model_type": "mistral"}, 7_241_732_096, "config.json")
+    'mistral (7.2B)'
+    >>> config_name({"model_type": "qwen2"}, 7.6e9, "qwen2.5-7b.json")
+    'qwen2.5-7b'
+    """
+    stated = _stated_name(cfg)
+    if stated:
+        return stated
+    stem = _clean(Path(file_name).name.removesuffix(".json")) if file_name else ""
+    if stem and stem.lower() not in _PLAIN_STEMS:
+        return stem
+    mt = cfg.get("model_type") if isinstance(cfg, dict) else None
+    if isinstance(mt, str) and _clean(mt):
+        return f"{_clean(mt)} ({_size(params)})"
+    return GENERIC_NAME
+
+
 @functools.lru_cache(maxsize=64)
 def _load(path: str, mtime_ns: int, size: int) -> Architecture:
     p = Path(path)
@@ -269,18 +336,28 @@ def _load(path: str, mtime_ns: int, size: int) -> Architecture:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arch: {path} is not a JSON config ({exc})") from None
-    name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
     try:
-        return arch_from_hf_config(cfg, name=name, source=str(p))
+        a = arch_from_hf_config(cfg, name=GENERIC_NAME, source=str(p))
     except ValueError as exc:  # named as the file's other refusals: the field, then the file
         text = str(exc).removeprefix("config.json: ")
         raise ValueError(f"arch: {path}: {text}") from None
+    return renamed(a, config_name(cfg, a.params, p.name))
+
+
+def renamed(a: Architecture, name: str) -> Architecture:
+    """``a`` under ``name``, its description too (which starts with the name)."""
+    if name == a.name:
+        return a
+    text = name + a.description.removeprefix(a.name)
+    return a.model_copy(update={"name": name, "description": text})
 
 
 def load_hf_config(path: str | Path) -> Architecture:
     """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
-    never modified; cached while the file is unchanged). Its name is the file's folder (for
-    ``.../NAME/config.json``) or the file's stem."""
+    never modified; cached while the file is unchanged). Its name is what the file says
+    (:func:`config_name`: ``_name_or_path``, then the file's own name unless it is the plain
+    ``config.json``, then ``model_type`` with its size: ``mistral (7.2B)``), the same for the
+    app's upload of the same file; not the folder's name (``/tmp``, a Hub cache's commit)."""
     if not isinstance(path, str | os.PathLike):  # Path(0): Python's own "expected str, ..."
         raise ValueError(f"arch: the path of a config.json (a str or Path), got {path!r}")
     p = Path(path).expanduser()

@@ -34,7 +34,6 @@ R. L. Graham et al., "Scalable Hierarchical Aggregation Protocol (SHArP)", COMHP
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import numpy as np
@@ -43,13 +42,12 @@ from numpy.typing import ArrayLike
 from ._checks import finite_result, flag, named_shapes
 from .collectives import FloatOrArray, collective_time
 from .collectives._inputs import (
-    _check_scalar,
     _check_scalar_limited,
     _check_scalar_ranks,
     _limited,
-    _nonnegative,
     _out,
     _ranks,
+    _ranks_limit,
     _scalars,
 )
 from .collectives.rows import _row, _row_time_scalar
@@ -63,19 +61,32 @@ _RING = {op: _row(op, "ring") for op in ("all_reduce", "reduce_scatter", "all_ga
 PHASES: tuple[str, ...] = ("intra_reduce_scatter_s", "inter_allreduce_s", "intra_all_gather_s")
 
 
-def _whole_nonnegative(name: str, value: ArrayLike) -> np.ndarray:
-    x = _nonnegative(name, value, "")
-    bad = x != np.floor(x)
+def _scalar_flat_ranks(nodes: float, gpus_per_node: float) -> None:
+    """A flat ring's ``nodes x gpus_per_node`` ranks within the ranks' limit (1..1e9, the ranks of
+    every command): each count holds its own range (1,000,000 nodes of 1,024 GPUs) but
+    the ring over both may not; refused naming ``nodes``, the count the bound is said for."""
+    if nodes * gpus_per_node > _ranks_limit().hi:
+        raise ValueError(_flat_ranks_refusal(nodes, gpus_per_node, repr(float(nodes))))
+
+
+def _flat_ranks(nodes: np.ndarray, gpus_per_node: np.ndarray) -> None:
+    """:func:`_scalar_flat_ranks` element-wise, the first element past it named."""
+    bad = nodes * gpus_per_node > _ranks_limit().hi
     if bad.any():
-        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
-    return x
+        n_b, g_b = np.broadcast_arrays(nodes, gpus_per_node)
+        i = int(np.flatnonzero(bad.ravel())[0])
+        n_i, g_i = float(n_b.ravel()[i]), float(g_b.ravel()[i])
+        where = f" (element {i} of {bad.size})" if bad.ndim else ""
+        raise ValueError(_flat_ranks_refusal(n_i, g_i, repr(n_i) + where))
 
 
-def _scalar_whole_nonnegative(name: str, value: float) -> float:
-    x = _check_scalar(name, value, "")
-    if x != math.floor(x):
-        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
-    return x
+def _flat_ranks_refusal(nodes: float, gpus_per_node: float, got: str) -> str:
+    limit = _ranks_limit()
+    most = int(limit.hi // gpus_per_node)
+    return (
+        f"nodes: must be at most {most:,} with `gpus_per_node` {gpus_per_node:g} (a flat ring "
+        f"of at most {limit.hi:,.0f} ranks, nodes x GPUs per node), got {got}"
+    )
 
 
 def _scalar_needs_fabric(nodes: float, bandwidth: float, what: str) -> None:
@@ -109,10 +120,10 @@ def per_gpu_inter_bandwidth(
     scalars = _scalars(nics_per_node, nic_bandwidth_bytes_per_s, gpus_per_node)
     if scalars:
         nics_s, bw_s, g_s = scalars
-        k = _scalar_whole_nonnegative("nics_per_node", nics_s)
+        k = _check_scalar_ranks(nics_s, "nics_per_node")
         nic_bw = _check_scalar_limited("nic_bandwidth_bytes_per_s", bw_s, "bandwidth")
         return k * nic_bw / _check_scalar_ranks(g_s, "gpus_per_node")
-    nics = _whole_nonnegative("nics_per_node", nics_per_node)
+    nics = _ranks(nics_per_node, "nics_per_node")
     bw = _limited("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "bandwidth")
     g = _ranks(gpus_per_node, "gpus_per_node")
     return _out(nics * bw / g)
@@ -136,7 +147,8 @@ def hierarchical_allreduce_phases(
     message_bytes : array_like
         Per-GPU buffer ``M`` [B].
     nodes, gpus_per_node : array_like
-        ``n`` nodes of ``g`` GPUs, whole numbers >= 1.
+        ``n`` nodes of ``g`` GPUs: whole numbers in 1..1,000,000 and 1..1,024, the ranges of
+        every command and of ``cm.cluster`` (:data:`costmodel._limits.LIMITS`).
     intra_bandwidth_bytes_per_s : array_like
         Per-GPU, per-direction intra-node bandwidth [B/s].
     inter_bandwidth_bytes_per_s : array_like
@@ -147,9 +159,11 @@ def hierarchical_allreduce_phases(
     in_network_reduction : bool or array_like of bool
         The fabric's switches reduce (IB SHARP / CollNet).
 
-    Sizes, bandwidths and latencies are held to the ranges of every command
-    (:mod:`costmodel._limits`: 0..2**44 B, 1 MB/s..1 PB/s, 0..1 s), element-wise for arrays: a
-    bandwidth typed in GB/s (``50``) is refused naming it, not priced.
+    Sizes, bandwidths, latencies and counts are held to the ranges of every command
+    (:mod:`costmodel._limits`: 0..2**44 B, 1 MB/s..1 PB/s, 0..1 s, 1..1,000,000 nodes of
+    1..1,024 GPUs; ``nics_per_node`` 0..1,024), element-wise for arrays: a bandwidth typed in
+    GB/s (``50``) is refused naming it, not priced; a flat ring's ``nodes x gpus_per_node``
+    is at most 1e9 ranks, as every command's ``ranks``.
 
     Returns
     -------
@@ -316,7 +330,7 @@ def flat_ring_bandwidth(
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
     intra = _limited("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "bandwidth")
-    nics = _whole_nonnegative("nics_per_node", nics_per_node)
+    nics = _ranks(nics_per_node, "nics_per_node")
     nic_bw = _limited("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "fabric")
     fabric = nics * nic_bw
     _needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
@@ -331,7 +345,7 @@ def _flat_ring_bandwidth_scalar(
     n = _check_scalar_ranks(nodes, "nodes")
     g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
     intra = _check_scalar_limited("intra_bandwidth_bytes_per_s", intra_bandwidth, "bandwidth")
-    k = _scalar_whole_nonnegative("nics_per_node", nics)
+    k = _check_scalar_ranks(nics, "nics_per_node")
     nic_bw = _check_scalar_limited("nic_bandwidth_bytes_per_s", nic_bandwidth, "fabric")
     fabric = k * nic_bw
     _scalar_needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
@@ -376,6 +390,7 @@ def flat_ring_allreduce_time(
         if type(bw1) is float:
             n1 = _check_scalar_ranks(n_s, "nodes")
             g1 = _check_scalar_ranks(g_s, "gpus_per_node")
+            _scalar_flat_ranks(n1, g1)
             a_i1 = _check_scalar_limited("intra_latency_s", a_i_s, "latency")
             a_e1 = _check_scalar_limited("inter_latency_s", a_e_s, "latency")
             alpha1 = (max(a_i1, a_e1) if g1 > 1.0 else a_e1) if n1 > 1.0 else a_i1
@@ -392,6 +407,7 @@ def flat_ring_allreduce_time(
     )
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
+    _flat_ranks(n, g)
     a_i = _limited("intra_latency_s", intra_latency_s, "latency")
     a_e = _limited("inter_latency_s", inter_latency_s, "latency")
     alpha = np.where(n > 1.0, np.where(g > 1.0, np.maximum(a_i, a_e), a_e), a_i)

@@ -165,7 +165,13 @@ BAD_CALLS: list[tuple[str, Callable[[Any], Any], str, str]] = [
     ),
     ("latency", lambda v: cm.allreduce_time(1e9, 8, 50e9, v), "latency_s", "0..1 s"),
     ("time_s", lambda v: cm.bus_bandwidth("all_reduce", 1e9, 8, v), "time_s", "> 0 s"),
-    ("nodes", lambda v: cm.flat_ring_allreduce_time(1e9, v, 8, 450e9, 8, 50e9), "nodes", ">= 1"),
+    # the range every command and cm.cluster hold (it said ">= 1", no upper bound)
+    (
+        "nodes",
+        lambda v: cm.flat_ring_allreduce_time(1e9, v, 8, 450e9, 8, 50e9),
+        "nodes",
+        "1..1,000,000",
+    ),
     (
         "intra_bw",
         lambda v: cm.hierarchical_allreduce_time(1e9, 2, 8, v, 50e9),

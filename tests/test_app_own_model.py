@@ -70,7 +70,8 @@ def test_read_upload_keeps_the_name_and_refuses_a_huge_file():
     assert a.name == "qwen2.5-7b" and Path(path).read_bytes() == QWEN.read_bytes()
     b, same = read_upload(QWEN.read_bytes(), "qwen2.5-7b.json")
     assert same == path and b.params == a.params
-    assert read_upload(QWEN.read_bytes(), "config.json")[0].name == "uploaded-config"
+    # a plain config.json is named by its model_type and size, as --arch names the file
+    assert read_upload(QWEN.read_bytes(), "config.json")[0].name == "qwen2 (7.6B)"
     try:
         read_upload(b" " * 10_000_001, "big.json")
     except ValueError as exc:

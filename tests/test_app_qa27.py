@@ -50,15 +50,16 @@ def test_a_mixture_of_experts_is_named_as_the_cli_names_it_with_the_same_step():
 
 
 def test_an_uploaded_config_keeps_its_name_in_the_notes_and_the_clis_memory():
-    """Mixtral's config.json uploaded as `config.json` is the model `uploaded-config`; its note
-    says so in that spelling, and its memory per GPU is `costmodel memory --arch`'s."""
+    """Mixtral's config.json uploaded as `config.json` is the model `mixtral (46.7B)` (its
+    model_type and size; it was `uploaded-config`); its note says so in that spelling, and its
+    memory per GPU is `costmodel memory --arch`'s."""
     at = open_page("page_memory.py", {"zero_stage": "1", "dp_ranks": "16"})
     at.selectbox(key="arch").set_value(OWN).run()
     at.file_uploader(key="arch_config").upload("config.json", MIXTRAL.read_bytes(), "text/json")
     at.run()
     assert_clean(at)
     shown = [t for t in _texts(at) if "mixture of experts" in t]
-    assert shown and all(t.startswith("uploaded-config is") for t in shown), shown
+    assert shown and all(t.startswith("mixtral (46.7B) is") for t in shown), shown
     r = run("memory", "--arch", str(MIXTRAL), "--zero", "1", "--ranks", "16")
     assert r.exit_code == 0, r.stderr
     total = next(line for line in r.stdout.splitlines() if line.startswith("total per GPU"))

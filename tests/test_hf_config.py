@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,10 @@ def test_config_gives_the_presets_architecture(name):
     assert a.tensors() == ref.tensors()
     assert a.activation_bytes(4096, 2) == pytest.approx(ref.activation_bytes(4096, 2))
     assert a.training_flops_per_token(4096) == pytest.approx(ref.training_flops_per_token(4096))
-    assert a.name == name and a.source.endswith("config.json")
+    # named by what the file says (no _name_or_path: its model_type and size), not its folder
+    model_type = json.loads((DATA / name / "config.json").read_text(encoding="utf-8"))["model_type"]
+    assert re.fullmatch(rf"{model_type} \([0-9.]+[MBT]\)", a.name), a.name
+    assert a.source.endswith("config.json")
 
 
 def test_gpt_neox_20b_matches_its_published_count():
@@ -59,7 +63,7 @@ def test_the_users_file_is_read_not_modified(tmp_path):
     p.write_bytes((DATA / "llama-2-7b" / "config.json").read_bytes())
     before = hashlib.sha256(p.read_bytes()).hexdigest()
     a = load_arch(str(p))
-    assert a.name == "mine" and a.params == 6738415616
+    assert a.name == "llama (6.7B)" and a.params == 6738415616  # the file's, not the folder's
     assert hashlib.sha256(p.read_bytes()).hexdigest() == before
 
 

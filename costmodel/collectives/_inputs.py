@@ -183,13 +183,31 @@ def _ranks(value: ArrayLike, name: str = "ranks") -> np.ndarray:
     return n
 
 
+#: (lowest, highest, the rule in words) per count name of :func:`_count_rule`, filled on first
+#: use (the scalar fast path reads it with one dict lookup)
+_COUNTS: dict[str, tuple[float, float, str]] = {}
+
+#: The counts held to a shared limit: ``ranks`` (1..1e9), the topology formulas' ``nodes``
+#: (1..1,000,000) and ``gpus_per_node`` (1..1,024), the ranges of every command and of
+#: ``cm.cluster``, and their ``nics_per_node`` (0..1,024, the Node model's)
+_SHARED_COUNTS = ("ranks", "nodes", "gpus_per_node", "nics_per_node")
+
+
 def _count_rule(name: str) -> tuple[float, float, str]:
-    """(lowest, highest, the rule in words) of the count ``name``: ``ranks`` the shared
-    limit (:func:`_ranks_limit`), any other count whole and >= 1."""
-    if name == "ranks":
-        limit = _ranks_limit()
-        return limit.lo, limit.hi, limit.rule
-    return 1.0, math.inf, "a whole number >= 1"
+    """(lowest, highest, the rule in words) of the count ``name``: one of
+    :data:`_SHARED_COUNTS` its shared limit (:mod:`costmodel._limits`), any other count whole
+    and >= 1."""
+    found = _COUNTS.get(name)
+    if found is None:
+        if name in _SHARED_COUNTS:
+            from .._limits import LIMITS, NICS_PER_NODE
+
+            limit = NICS_PER_NODE if name == "nics_per_node" else LIMITS[name]
+            found = (limit.lo, limit.hi, limit.rule)
+        else:
+            found = (1.0, math.inf, "a whole number >= 1")
+        _COUNTS[name] = found
+    return found
 
 
 def _zero_for_one_rank(n: np.ndarray, value: np.ndarray) -> np.ndarray:

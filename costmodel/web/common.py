@@ -486,19 +486,20 @@ def sentence(note: str) -> str:
 
 
 def keep_name(name: str) -> None:
-    """Count ``name`` (an uploaded model's, from its file name) as a name this run: a note
-    starting with it keeps its case (:func:`sentence`)."""
+    """Count ``name`` (an uploaded model's: ``mistral (7.2B)``, ``qwen2.5-7b``) as a name this
+    run: a note starting with it keeps its case (:func:`sentence`, which reads a note's first
+    word: a name of several words is kept by its first)."""
     names = getattr(_shown_notes, "names", None)
     if names is None:
         names = _shown_notes.names = set()
-    names.add(name)
+    names.update({name, name.split(" ", 1)[0]})
 
 
 def _is_name(word: str) -> bool:
     """Whether a note's first word is a name, written as the tool writes it, not a word to
     capitalise: an architecture or preset file name ("deepseek-v3 is a mixture of experts",
     not "Deepseek-v3"; every shipped one has a digit), a path, or an uploaded model's name
-    (:func:`keep_name`: "uploaded-config", "mymodel").
+    (:func:`keep_name`: "mistral (7.2B)", "mymodel").
 
     >>> _is_name("deepseek-v3"), _is_name("tests/x/config.json"), _is_name("even")
     (True, True, False)

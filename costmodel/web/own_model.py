@@ -1,8 +1,8 @@
 """Your own model in the app: an uploaded Hugging Face ``config.json``, read by the CLI's reader.
 
 The Memory and Training step pages take the same upload. The bytes are saved once, by their
-hash, under the temporary folder (``costmodel-configs/<sha256>/<name>/config.json``, written
-atomically) and read there by :func:`costmodel.hf_config.load_hf_config`: the road
+hash, under the temporary folder (``costmodel-configs/<sha256>/<file name>``, the upload's
+name made safe for a path, written atomically) and read there by :func:`costmodel.hf_config.load_hf_config`: the road
 ``--arch path/config.json`` takes in the CLI, so the page and the CLI give the same numbers, and
 the step page's :class:`~costmodel.scenario.Scenario` gets a path for ``arch`` as the CLI's does.
 """
@@ -27,12 +27,13 @@ HELP = (
 )
 
 
-def _model_name(filename: str) -> str:
-    """The model's name from the uploaded file's name: ``qwen2.5-7b.json`` -> ``qwen2.5-7b``;
-    a plain ``config.json`` (what the Hub calls every config) -> ``uploaded-config``."""
+def _file_name(filename: str) -> str:
+    """The saved copy's file name: the upload's, made safe for a path (``qwen2.5-7b.json``);
+    ``config.json`` when it has none left. The reader names the model from it and the file
+    (:func:`costmodel.hf_config.config_name`), as ``--arch`` names the same file."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(filename).name.removesuffix(".json"))
-    stem = stem.strip(".-")[:60]
-    return stem if stem and stem.lower() != "config" else "uploaded-config"
+    stem = stem.strip(".-")[:60].strip(".-")
+    return f"{stem or 'config'}.json"
 
 
 def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
@@ -51,23 +52,18 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
             f"(at most {hf_config.MAX_CONFIG_BYTES:,})"
         )
     digest = hashlib.sha256(content).hexdigest()
-    path = (
-        Path(tempfile.gettempdir())
-        / "costmodel-configs"
-        / digest
-        / _model_name(filename)
-        / "config.json"
-    )
+    path = Path(tempfile.gettempdir()) / "costmodel-configs" / digest / _file_name(filename)
     if not path.is_file() or path.read_bytes() != content:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             tmp.write_bytes(content)
-    keep_name(path.parent.name)  # its notes start with its name: written as it is
     try:
-        return hf_config.load_hf_config(path), str(path)
+        a = hf_config.load_hf_config(path)
     except ValueError as exc:  # named by the box and the upload, not the API's argument
         text = str(exc).replace(str(path.resolve()), filename)  # nor the private copy
         raise ValueError(re.sub(r"^arch: ", f"{LABEL}: ", text)) from None
+    keep_name(a.name)  # its notes start with its name: written as it is
+    return a, str(path)
 
 
 def upload_arch(col, key: str) -> tuple[Architecture, str] | None:
