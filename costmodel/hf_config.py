@@ -42,7 +42,7 @@ it has no known context, and no such note.
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import json
 import math
 import os
@@ -317,17 +317,16 @@ def config_name(cfg: Any, params: float, file_name: str | None) -> str:
     return GENERIC_NAME
 
 
-@functools.lru_cache(maxsize=64)
-def _load(path: str, mtime_ns: int, size: int) -> Architecture:
+#: parsed configs by (resolved path, SHA-256 of the bytes): a file rewritten in place, even
+#: within one mtime tick and at the same size, is read again (keyed on mtime and size it was not)
+_PARSED: dict[tuple[str, str], Architecture] = {}
+_PARSED_MAX = 64
+
+
+def _load(path: str, raw: bytes) -> Architecture:
     p = Path(path)
-    if size > MAX_CONFIG_BYTES:
-        raise ValueError(f"arch: {path} is {size} bytes; a config.json is at most 10 MB")
     from . import textfile
 
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"arch: {path}: cannot read: {exc.strerror or exc}") from None
     try:  # the one decoder of user files: UTF-8 (a BOM too), UTF-16/32 by its mark
         text = textfile.decode_text(raw, path, what="config.json")
     except textfile.TextDecodeError as exc:
@@ -354,7 +353,7 @@ def renamed(a: Architecture, name: str) -> Architecture:
 
 def load_hf_config(path: str | Path) -> Architecture:
     """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
-    never modified; cached while the file is unchanged). Its name is what the file says
+    never modified; cached by the file's bytes). Its name is what the file says
     (:func:`config_name`: ``_name_or_path``, then the file's own name unless it is the plain
     ``config.json``, then ``model_type`` with its size: ``mistral (7.2B)``), the same for the
     app's upload of the same file; not the folder's name (``/tmp``, a Hub cache's commit)."""
@@ -371,4 +370,16 @@ def load_hf_config(path: str | Path) -> Architecture:
         ) from None
     if not p.is_file():
         raise ValueError(f"arch: {str(path)!r} is not a file")
-    return _load(str(p.resolve()), st.st_mtime_ns, st.st_size)
+    where = str(p.resolve())
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"arch: {where} is {st.st_size} bytes; a config.json is at most 10 MB")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"arch: {where}: cannot read: {exc.strerror or exc}") from None
+    key = (where, hashlib.sha256(raw).hexdigest())
+    if key not in _PARSED:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))  # the oldest
+        _PARSED[key] = _load(where, raw)
+    return _PARSED[key]

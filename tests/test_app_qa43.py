@@ -119,3 +119,29 @@ def test_the_step_page_labels_the_uploaded_model_by_its_name():
     text = _everything(at)
     assert "uploaded-config" not in text
     assert "mistral (7.2B)" in text
+
+
+def test_a_config_rewritten_in_place_is_read_again_whatever_its_mtime(tmp_path: Path) -> None:
+    """The reader caches by the file's bytes: a config.json rewritten at the same path, at the
+    same size and with its old modification time put back, gives the new model (keyed on mtime
+    and size, the old one came back)."""
+    import os
+
+    from costmodel import hf_config
+
+    path = tmp_path / "config.json"
+    cfg = json.loads(MISTRAL.read_text())
+    first = {**cfg, "_name_or_path": "org/model-aaaa"}
+    second = {**cfg, "_name_or_path": "org/model-bbbb", "num_hidden_layers": 16}
+    first_text = json.dumps(first)
+    second_text = json.dumps(second)
+    second_text = second_text + " " * (len(first_text) - len(second_text))
+    assert len(first_text) == len(second_text)
+    path.write_text(first_text)
+    st = path.stat()
+    a = hf_config.load_hf_config(path)
+    path.write_text(second_text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    b = hf_config.load_hf_config(path)
+    assert (a.name, a.layers) == ("org/model-aaaa", 32)
+    assert (b.name, b.layers) == ("org/model-bbbb", 16)
