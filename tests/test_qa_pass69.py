@@ -1,0 +1,45 @@
+"""A long log read in time linear in its runs: the parser's findings are shared by the frames
+pandas derives from a log's frame, not deep-copied into each (``nccl_tests._common.Findings``).
+
+A QA pass uploaded a 4.8 MB nccl-tests log (one real 2 x 8 H100 run repeated, about 820 runs,
+under the 5 MB upload limit): `validate compare` gave no answer in 300 s and the Validate page
+kept its server busy after the tab closed. pandas deep-copies a frame's ``attrs`` into every
+slice and column it returns, the findings grow with the runs, and the op checks slice the frame
+run by run. Speed itself is measured in benchmarks/bench_parse.py (``--runs``); these tests pin
+the cause, which a timing would only sample.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from costmodel.reference import reference_path
+from costmodel.validation.logread import read_log
+from costmodel.validation.nccl_tests import parse_nccl_tests
+
+LOG = "16b_aws-2x-p5-8xH100-EFA3200G_allreduce"
+
+
+def _runs(n: int) -> str:
+    return reference_path(LOG).read_text() * n
+
+
+def test_a_slice_and_a_column_share_the_logs_findings_rather_than_copy_them() -> None:
+    rows = parse_nccl_tests(_runs(3))
+    assert len(rows.attrs["runs"]) == 3 and rows.attrs["warnings"]
+    for derived in (rows.iloc[:5], rows[rows["run"] == 1], rows["size_bytes"].to_frame()):
+        for key in ("runs", "warnings", "problems"):
+            assert derived.attrs[key] is rows.attrs[key], key
+    # still lists to every reader: equal, serialisable, and a deep copy of the frame keeps them
+    assert copy.deepcopy(rows).attrs["warnings"] == list(rows.attrs["warnings"])
+    assert isinstance(rows.attrs["runs"], list)
+
+
+def test_a_log_of_many_runs_is_read_with_every_runs_findings() -> None:
+    """The reading itself is unchanged: every run found, each repeat said as a duplicate."""
+    got = read_log(_runs(12), "many.txt", nodes=2, cluster="aws-p5")
+    assert got.rows["run"].nunique() == 12
+    # per run: a missing footer (12), a repeated header and a duplicate (11 each): 34 findings,
+    # the first 20 said and the rest counted
+    assert sum("duplicate run" in f for f in got.findings) == 6
+    assert got.findings[-1] == "and 14 more findings in the log"
