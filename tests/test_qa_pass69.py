@@ -43,3 +43,24 @@ def test_a_log_of_many_runs_is_read_with_every_runs_findings() -> None:
     # the first 20 said and the rest counted
     assert sum("duplicate run" in f for f in got.findings) == 6
     assert got.findings[-1] == "and 14 more findings in the log"
+
+
+def test_a_log_cut_before_its_rank_count_is_refused_for_that_not_as_one_rank(tmp_path) -> None:
+    """A 16-rank log cut off in its device list and first rows (8-32 B, busbw and algbw printed
+    as 0.00) says nothing of its rank count: the refusal says so and asks for the nodes, where
+    it said "every measured row ran on 1 rank" (NaN < 2 is false, but pandas' all() skipped
+    the missing counts), beside a page line saying the ranks were unknown."""
+    from tests._cli import one_line_error, run
+
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(reference_path(LOG).read_bytes()[:2500])
+    line = one_line_error(
+        run("validate", "compare", str(cut), "--cluster", "dgx-h100"),
+        "does not say how many ranks ran",
+        "nodes",
+    )
+    assert "1 rank" not in line
+    # given the nodes, the same rows are compared (16 ranks: 2 nodes of the preset's 8)
+    ok = run("validate", "compare", str(cut), "--cluster", "dgx-h100", "--nodes", "2")
+    assert ok.exit_code in (0, 1), ok.stderr
+    assert "median |busbw error|" in ok.stdout

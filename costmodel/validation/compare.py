@@ -863,7 +863,10 @@ def compare(
     attrs, df.attrs = df.attrs, {}
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
-    single = pd.to_numeric(df["ranks"], errors="coerce") < 2
+    ranks = pd.to_numeric(df["ranks"], errors="coerce").astype(float)
+    if len(df) and ranks.isna().all():  # NaN < 2 is False, but pandas' NA skipped: all() True
+        raise ValueError(UNKNOWN_RANKS_REFUSAL)
+    single = ranks < 2
     if len(df) and single.all():  # busbw = algbw x 0 at one rank: every error would be inf
         raise ValueError(ONE_RANK_REFUSAL)
     # nodes the log does not state: as many of the predictor's nodes as the ranks fill (a
@@ -1060,6 +1063,15 @@ ONE_RANK_REFUSAL = (
     "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "
     "and the error infinite); allowed: 2 ranks or more (a log whose device list is "
     "cut short: give the nodes and GPUs per node)"
+)
+
+#: the refusal of rows whose rank count nothing says (a log cut off before its device list ends
+#: and rows whose busbw and algbw print as 0.00, whose ratio then says nothing); they read as
+#: "every row ran on 1 rank" before (2026-12-06), a guess stated as a fact
+UNKNOWN_RANKS_REFUSAL = (
+    "ranks: the log does not say how many ranks ran (no complete device list, and its rows "
+    "print busbw and algbw as 0.00, so their ratio says nothing); give the nodes and GPUs per "
+    "node"
 )
 
 
