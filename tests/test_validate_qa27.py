@@ -192,3 +192,17 @@ def test_the_validate_page_says_it_too(tmp_path, monkeypatch):
     same = line.removeprefix("costmodel: warning: ")[1:].split("; measure the compute")[0]
     assert any(same in w.replace("\\", "") for w in page.warnings), page.warnings
     streamlit.cache_data.clear()
+
+
+def test_the_calibrated_preset_the_page_offers_says_it_too(tmp_path, monkeypatch):
+    """The Validate page on bundled 25d offers a calibrated preset of its own rows (as
+    ``calibrate --cluster``); beside it the page says what calibrate says of that run."""
+    made = _calibrate("25d", tmp_path / "25d_alcf-polaris.toml", "--cluster", "alcf-polaris")
+    (line,) = [x for x in made.stderr.splitlines() if POOR in x]
+    streamlit.cache_data.clear()
+    log = tmp_path / reference_path("25d").name
+    log.write_bytes(reference_path("25d").read_bytes())
+    page = _upload(monkeypatch, log)
+    words = line.removeprefix("costmodel: warning: ").split(" does not describe")[1]
+    assert words.replace("'", "") in page.caption.replace("\\", "").replace("'", ""), page.caption
+    streamlit.cache_data.clear()
