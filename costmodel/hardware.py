@@ -886,6 +886,12 @@ class FabricCalibration(_Frozen):
     min_bytes: Bytes | None = Field(None, description="smallest size fitted")
     max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points fitted")
+    rms_rel_error: float | None = Field(
+        None,
+        ge=0,
+        le=1e6,
+        description="rms busbw error of the fit on its own rows (0.05 is 5 %)",
+    )
     source: Source
     measured_shape: FabricShapeTerms | None = Field(
         None, description="the unshrunk fit, used on the ops and node/GPU counts measured"

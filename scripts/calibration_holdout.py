@@ -55,7 +55,7 @@ from costmodel import nccl  # noqa: E402
 from costmodel.predict import predict_collective  # noqa: E402
 from costmodel.presets import cluster as load_cluster  # noqa: E402
 from costmodel.validation.calibrate import calibrate, fit_alpha_beta  # noqa: E402
-from costmodel.validation.compare import busbw_rel_error  # noqa: E402
+from costmodel.validation.compare import busbw_rel_error, nvls_off_rows  # noqa: E402
 from costmodel.validation.nccl_tests import read_nccl_tests  # noqa: E402
 
 MIN_SIZES = 6
@@ -96,7 +96,7 @@ class Run:
     nodes: int
     gpus_per_node: int
     gpus_per_process: int
-    segments: pd.DataFrame  # size_bytes, time_s, algorithm, protocol (pinned or "auto")
+    segments: pd.DataFrame  # size_bytes, time_s, nvls_off, algorithm, protocol (pinned or "auto")
 
     @property
     def cluster(self):
@@ -125,7 +125,15 @@ def load_runs(prefixes: tuple[str, ...] | None = None) -> dict[str, Run]:
             algo = over.get("algorithm") or (r.algo_env.iloc[0] or "auto")
             proto = r.proto_env.iloc[0] or "auto"
             key = spec.prefix + (f"/{int(run)}" if multi else "")
-            rows = r[["size_bytes", "time_s"]].sort_values("size_bytes").reset_index(drop=True)
+            # rows NCCL never runs on NVLS (23b's int8, uint8 and fp8 sums: NCCL refuses NVLS
+            # for those types), predicted with NVLS off as validate compare and
+            # fit_corrections.predict_run predict them (compare.nvls_off_rows)
+            r = r.assign(nvls_off=nvls_off_rows(r))
+            rows = (
+                r[["size_bytes", "time_s", "nvls_off"]]
+                .sort_values("size_bytes")
+                .reset_index(drop=True)
+            )
             # the log's attrs (header, runs, findings) stay with the log: pandas deep-copies a
             # frame's attrs into every frame and column derived from it, on every access
             rows.attrs = {}
@@ -168,7 +176,9 @@ def calibrated_cluster(run: Run, rows: pd.DataFrame):
 def predict_rows(run: Run, rows: pd.DataFrame, cluster, model: str) -> np.ndarray:
     """Predicted time per row (one call per pinned algorithm/protocol)."""
     t = np.empty(len(rows))
-    for (a, p), idx in rows.groupby(["algorithm", "protocol"]).groups.items():
+    off = rows["nvls_off"] if "nvls_off" in rows else pd.Series(False, index=rows.index)
+    keyed = rows.assign(nvls_off=off.astype(bool))
+    for (a, p, no_nvls), idx in keyed.groupby(["algorithm", "protocol", "nvls_off"]).groups.items():
         sel = rows.index.get_indexer(idx)
         pred = predict_collective(
             run.op,
@@ -180,7 +190,7 @@ def predict_rows(run: Run, rows: pd.DataFrame, cluster, model: str) -> np.ndarra
             protocol=p,
             model=model,
             gpus_per_process=run.gpus_per_process,
-            nvls=run.spec.nvls,
+            nvls=False if no_nvls else run.spec.nvls,
             collnet_enabled=run.spec.collnet,
         )
         t[sel] = pred.time_s
@@ -586,7 +596,7 @@ NOTES = """## How to read it, and where the goals are not met
   is 72 % of the NICs its site states and its ops differ from each other, which one
   op-independent NIC share cannot follow); PCIe without P2P from a one-way op (broadcast,
   reduce) to a duplex op (the duplex share is not measured by one-way rows; the prediction
-  says so, CalibrationWarning); B200 all-to-all and GB200 across racks. Half split: 25/46
+  says so, CalibrationWarning); B200 all-to-all and GB200 across racks. Half split: 26/46
   within 5 %: three terms per level cannot follow one run's every bend.
 """
 

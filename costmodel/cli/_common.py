@@ -104,6 +104,9 @@ CLI_WORDS: dict[str, str] = {
     "(all_reduce; `calibrate` without `cluster`)": "(validate torch --ops all_reduce; costmodel "
     "calibrate without --cluster)",
     "(`calibrate` without `cluster`)": "(costmodel calibrate without --cluster)",
+    # validation.compare.compute_faster_note: the compute job, launched by `validate compute`
+    "with the compute job (costmodel.validation.compute_bench) and give it as the measured "
+    "compute time": "with costmodel validate compute and give it as --compute-time",
 }
 
 _COMMAND: list[Callable[[str], str | None]] = []

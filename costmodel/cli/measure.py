@@ -829,6 +829,7 @@ _MAX_OWN_JSON_BYTES = 8 * 2**20
 #: (whose lines begin ``#`` or with a size)
 _OWN_STDERR_PREFIXES = (
     "assumed: ",
+    "from the log: ",
     "comparing ",
     "costmodel: warning: ",
     "costmodel: error: ",
@@ -1292,9 +1293,14 @@ def validate_compare(
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
-    said = [f"assumed: {line}" for line in assumed] + [
-        f"costmodel: warning: {n}" for n in (*notices, *findings)
-    ]
+    # what the file itself said (op, ranks, dtype, sizes, NCCL, ...) before what was assumed:
+    # the Validate page's "From the log:" caption, from the same function
+    read_from = read.read_lines()
+    said = (
+        ([f"from the log: {'; '.join(read_from)}"] if read_from else [])
+        + [f"assumed: {line}" for line in assumed]
+        + [f"costmodel: warning: {n}" for n in (*notices, *findings)]
+    )
     said += unused
     from ..validation.runner import describe_runs, incomplete_note
 
@@ -1358,9 +1364,10 @@ def validate_compare(
     ddp = None
     if "kind" in measured and (measured["kind"] == "ddp_step").any():
         ddp = _saying_warnings(lambda: cmp.predict_ddp(measured, predictor), notices, said)
-        if ddp.attrs.get("compute_note"):  # an older file's pairs of two compute times, once
-            notices.append(ddp.attrs["compute_note"])
-            said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
+        # an older file's pairs of two compute times, steps faster than their compute: once
+        for note in cmp.ddp_notes(ddp):
+            notices.append(note)
+            said.append(f"costmodel: warning: {note}")
         if not (measured["kind"].fillna("collective") == "collective").any():
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(cli_words(line), err=True)  # the library's marks: options
@@ -1929,6 +1936,11 @@ def calibrate(
     if own:
         notices.append(own)
         said.append(f"costmodel: warning: {own}")
+    # a run the model cannot describe (a socket fallback, a wrong cluster): written, and said
+    poor = cal.poor_fit_note(c)
+    if poor:
+        notices.append(poor)
+        said.append(f"costmodel: warning: {poor}")
     for line in said:
         typer.echo(cli_words(line), err=True)  # the library's marks: options
     with sw.atomic_path(output) as tmp:
@@ -1969,6 +1981,8 @@ def calibrate(
                 **{k: f.terms.get(k, float("nan")) for k in cal.FABRIC_BOUNDS},
                 "ops": ",".join(f.ops),
                 "points": f.points,
+                # the fit's rms busbw error on its own rows (calibrate.poor_fit_note)
+                "rms_rel_error": f.rms_rel_error,
                 # share of each term's fitted shift kept after the shrinkage towards the
                 # model's value (how well the rows identify it; fit_fabric)
                 "kept": ", ".join(f"{k} {100 * v:.0f}%" for k, v in f.kept.items()),

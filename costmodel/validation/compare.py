@@ -1379,6 +1379,57 @@ def predict_ddp(
     return df
 
 
+def compute_faster_note(ddp: pd.DataFrame) -> str | None:
+    """One line when DDP steps were measured faster than the compute :func:`predict_ddp`
+    prices for them alone (``time_s < predicted_compute_s``), else None.
+
+    A step is its compute plus the communication it does not hide (>= 0), so no error of
+    the communication's prediction makes a measured step shorter than its compute: the
+    compute estimate is off (a no-communication measurement slowed by warm-up or a busy
+    device, a compute time given for another model or GPU). Said on every surface of the
+    steps (``validate compare``'s stderr, its report and ``--json`` warnings, the Validate
+    page) through :func:`ddp_notes`.
+
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"time_s": [0.010, 0.020], "predicted_compute_s": [0.014, 0.012],
+    ...     "bucket_cap_mb": [25.0, 25.0], "accumulation": [1, 2]})
+    >>> compute_faster_note(d)[:106]
+    '1 of 2 DDP steps measured faster than its predicted compute alone (bucket_cap_mb 25, accumulation 1: 10 ms'
+    """
+    from costmodel.units import format_counted, format_duration
+
+    if "predicted_compute_s" not in ddp or "time_s" not in ddp:
+        return None
+    compute = ddp["predicted_compute_s"].astype(float)
+    measured = ddp["time_s"].astype(float)
+    faster = (measured < compute).to_numpy(dtype=bool)
+    if not faster.any():
+        return None
+    worst = int(np.argmin(np.where(faster, measured / compute, np.inf)))
+    row = ddp.iloc[worst]
+    setting = ", ".join(
+        f"{key} {float(row[key]):g}" for key in ("bucket_cap_mb", "accumulation") if key in ddp
+    )
+    return (
+        f"{int(faster.sum())} of {format_counted(len(ddp), 'DDP step')} measured faster than "
+        f"{'its' if faster.sum() == 1 else 'their'} predicted compute alone ("
+        + (f"{setting}: " if setting else "")
+        + f"{format_duration(float(row['time_s']))} measured, "
+        f"{format_duration(float(row['predicted_compute_s']))} of compute): a step is its "
+        "compute plus the communication it does not hide, so the compute estimate is off, not "
+        "the communication; measure the compute again (more steps, the device otherwise idle) "
+        "or measure one GPU's compute with the compute job (costmodel.validation.compute_bench) "
+        'and give it as the measured compute time (README, "Measure one GPU\'s compute")'
+    )
+
+
+def ddp_notes(ddp: pd.DataFrame) -> list[str]:
+    """The warnings about a :func:`predict_ddp` frame's compute, for every surface that shows
+    the steps: an older file's two compute times reconciled (``attrs["compute_note"]``) and
+    steps measured faster than their compute (:func:`compute_faster_note`)."""
+    return [n for n in (ddp.attrs.get("compute_note"), compute_faster_note(ddp)) if n]
+
+
 DDP_COLUMNS = (
     "bucket_cap_mb",
     "accumulation",

@@ -127,6 +127,69 @@ class LogRead:
         """One line per assumed fact: ``nodes = 2 (you set it)``."""
         return [f"{field} = {value} ({source})" for field, value, source in self.assumed]
 
+    def read_lines(self) -> list[str]:
+        """What was read from the file itself, one item each, in the words of the Validate
+        page's "From the log:" caption (``validate compare`` prints them joined after
+        ``from the log:``): the facts the file stated (the op and where it came from, ...),
+        then what its rows say: ranks (where not assumed), dtype, reduction, sizes, placement,
+        NCCL version, and the algorithm NCCL ran (NCCL_DEBUG lines) or was pinned to
+        (NCCL_ALGO). Nothing assumed is here: :meth:`assumed_lines` holds that.
+
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"size_bytes": [8, 2**30], "dtype": ["float"] * 2,
+        ...     "redop": ["sum"] * 2, "placement": ["out_of_place", "in_place"],
+        ...     "ranks": [16, 16], "nccl_version": ["2.21.5"] * 2})
+        >>> LogRead(rows, "x.txt", "all_reduce", "the log's header", 2, 8, None,
+        ...     "both", (), (("op", "all_reduce", "the log's header"),)).read_lines()
+        ["op all_reduce (the log's header)", 'ranks 16', 'dtype float', 'redop sum', 'sizes 8 B - 1 GiB', 'out-of-place and in-place rows', 'NCCL 2.21.5']
+        """
+        from costmodel.units import format_bytes_binary as format_bytes
+
+        stated = [
+            f"{field} {value} ({where})"
+            for field, value, where in self.facts
+            if field != "cluster"
+            and not where.startswith(("you set", "unknown"))
+            and (field, value, where) not in self.assumed
+        ]
+        rows = self.rows
+
+        def values(column: str) -> list[str]:
+            if column not in rows:
+                return []
+            return sorted({str(v) for v in rows[column].dropna() if str(v) not in ("", "None")})
+
+        guessed = {field for field, _, _ in self.assumed}  # said by assumed_lines instead
+        if "ranks" not in guessed:
+            ranks = values("ranks")
+            if ranks:
+                stated.append(f"ranks {', '.join(sorted(ranks, key=float))}")
+        for column, label in (("dtype", "dtype"), ("redop", "redop")):
+            found = [v for v in values(column) if v != "none"]
+            if found:
+                stated.append(f"{label} {', '.join(found)}")
+        if "size_bytes" in rows and rows["size_bytes"].notna().any():
+            lo, hi = float(rows["size_bytes"].min()), float(rows["size_bytes"].max())
+            stated.append(
+                f"size {format_bytes(lo)}"
+                if lo == hi
+                else f"sizes {format_bytes(lo)} - {format_bytes(hi)}"
+            )
+        placed = values("placement")
+        if placed:
+            words = [w.replace("_", "-") for w in sorted(placed, reverse=True)]
+            stated.append(f"{' and '.join(words)} rows")
+        versions = values("nccl_version")
+        if versions:
+            stated.append(f"NCCL {', '.join(versions)}")
+        ran = values("nccl_algo")
+        if ran:
+            stated.append(f"algorithm {', '.join(ran)} (NCCL_DEBUG lines)")
+        pinned = values("algo_env")
+        if pinned and "algorithm" not in guessed:
+            stated.append(f"NCCL_ALGO {', '.join(pinned)}")
+        return stated
+
 
 def _single(values: pd.Series) -> int | None:
     v = sorted({int(x) for x in values.dropna()})

@@ -774,7 +774,8 @@ def calibrated_own_note(
 ) -> str | None:
     """The warning ``costmodel calibrate --cluster`` says when the calibration of
     :func:`calibrated_toml_text` does not lower the median |busbw error| on the rows it was
-    fitted on (``calibrate.in_sample``), else None: the same calibration, computed once."""
+    fitted on (``calibrate.in_sample``) and where its model cannot describe the run
+    (``calibrate.poor_fit_note``), else None: the same calibration, computed once."""
     return _calibrated(text, source, settings, cluster, name)[1]
 
 
@@ -785,7 +786,12 @@ def _calibrated(
     """(TOML text, in-sample warning or None) of the calibration the page offers."""
     import tempfile
 
-    from costmodel.validation.calibrate import calibrate, in_sample, write_calibration
+    from costmodel.validation.calibrate import (
+        calibrate,
+        in_sample,
+        poor_fit_note,
+        write_calibration,
+    )
     from costmodel.validation.logread import read_log as _read
 
     op, nodes, gpn, placement = settings
@@ -814,7 +820,9 @@ def _calibrated(
     check = in_sample(calibration, rows)  # as `calibrate` warns on its own rows
     with tempfile.TemporaryDirectory() as tmp:
         toml = write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
-    return toml, None if check is None else check.note()
+    # and, as `calibrate` says it too, a run its model cannot describe (poor_fit_note)
+    said = [n for n in (None if check is None else check.note(), poor_fit_note(calibration)) if n]
+    return toml, " ".join(said) or None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -369,13 +369,8 @@ def _facts_caption(
     predicted with a calibration file, no cluster said (as ``validate compare --calibration``)."""
     from costmodel.validation.logread import BUNDLED_PRESET
 
-    stated = [
-        f"{field} {value} ({where})"
-        for field, value, where in read.facts  # type: ignore[attr-defined]
-        if field != "cluster"
-        and not where.startswith(("you set", "unknown"))
-        and (field, value, where) not in read.assumed  # type: ignore[attr-defined]
-    ]
+    # what the file stated and its rows say, as validate compare's "from the log:" line
+    stated = list(read.read_lines())  # type: ignore[attr-defined]
     assumed = list(read.assumed_lines())  # type: ignore[attr-defined]
     if cluster is None:  # as validate compare --calibration: the reader's cluster is not said
         assumed = [line for line in assumed if not line.startswith("cluster")]
@@ -631,7 +626,7 @@ def _ddp_steps(
     collectives' comparison above said already (``said``): once each, as validate compare."""
     if "kind" not in measured or not (measured["kind"] == "ddp_step").any():
         return
-    from costmodel.validation.compare import ddp_columns, ddp_summary
+    from costmodel.validation.compare import ddp_columns, ddp_notes, ddp_summary
 
     ddp = data.ddp_steps(measured, cluster, model, *(cal or ()))
     notes(
@@ -641,8 +636,9 @@ def _ddp_steps(
         icon=":material/warning:",
     )
     st.markdown(plain(ddp_summary(ddp)))
-    if ddp.attrs.get("compute_note"):
-        notes([ddp.attrs["compute_note"]], kind="warning", escape=True)
+    compute = ddp_notes(ddp)  # validate compare's warnings of the steps' compute
+    if compute:
+        notes(compute, kind="warning", escape=True)
     missed = ddp["predicted_step_s"].isna()
     if missed.any():
         why = "; ".join(sorted({str(n) for n in ddp.loc[missed, "note"].dropna()}))
