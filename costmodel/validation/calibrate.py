@@ -753,10 +753,26 @@ def _segments(
             rows["op"], rows["proto_env"] if "proto_env" in rows else none, strict=True
         )
     ]
+    # a type and reduction NCCL never runs on NVLS (int8, fp8, a max, ...) ran on ring or
+    # tree: its rows are fitted with NVLS off, as validate compare predicts them
+    from .compare import nvls_off_rows
+
+    rows["_nvls_off"] = nvls_off_rows(rows)
     out: dict[str, list[tuple[str, Segment]]] = {}
-    keys = ["level", "op", "nodes", "gpus_per_node", "gpus_per_process", "_algo", "_proto"]
+    keys = [
+        "level",
+        "op",
+        "nodes",
+        "gpus_per_node",
+        "gpus_per_process",
+        "_algo",
+        "_proto",
+        "_nvls_off",
+    ]
     for seg_key, seg in rows.groupby(keys, sort=True):
-        level, op, k, g, gpp, a, p = cast("tuple[str, str, int, int, int, Any, Any]", seg_key)
+        level, op, k, g, gpp, a, p, off = cast(
+            "tuple[str, str, int, int, int, Any, Any, bool]", seg_key
+        )
         if g > base.gpus_per_node:
             skipped.append(
                 f"{op}/{level}: {g} GPUs per node but cluster {base.name!r} has "
@@ -771,6 +787,7 @@ def _segments(
             p,
             seg.size_bytes.to_numpy(float),
             seg.time_s.to_numpy(float),
+            nvls_off=bool(off),
         )
         out.setdefault(level, []).append((op, segment))
     return out
@@ -1404,7 +1421,9 @@ _PLACEMENT_ROWS = {"out-of-place": ("out_of_place",), "in-place": ("in_place",)}
 
 @dataclass(frozen=True)
 class Segment:
-    """Rows of one launch shape: same nodes, GPUs per node, -g, algorithm and protocol."""
+    """Rows of one launch shape: same nodes, GPUs per node, -g, algorithm and protocol;
+    ``nvls_off``: a type and reduction NCCL never runs on NVLS
+    (:func:`.compare.nvls_off_rows`), fitted with NVLS off whatever the run's setting."""
 
     nodes: int
     gpus_per_node: int
@@ -1413,6 +1432,7 @@ class Segment:
     protocol: str
     size: np.ndarray
     time_s: np.ndarray
+    nvls_off: bool = False
 
 
 @dataclass
@@ -1785,7 +1805,7 @@ def fit_fabric(
                 s.protocol,
                 params=params,
                 gpus_per_process=s.gpus_per_process,
-                nvls=nvls,
+                nvls=False if s.nvls_off else nvls,
                 collnet_enabled=collnet_enabled,
                 candidate_scale=scale,
             )
