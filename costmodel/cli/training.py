@@ -2526,7 +2526,31 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
         )
     if "ranks" in fields:
         fields.update(_vs_ranks(a, fields))
+    _refuse_measured_compute_on_another_gpu(a, fields)
     return a.with_changes(fields)
+
+
+def _refuse_measured_compute_on_another_gpu(a: Any, fields: dict[str, Any]) -> None:
+    """``scenario --compute-time T --vs cluster=...`` on another GPU, B's compute not given:
+    T was measured on A's GPU, so B would be priced at A's speed and B's price. The API's
+    refusal (:meth:`costmodel.scenario.Scenario.with_changes`,
+    :func:`costmodel.scenario.measured_on_another_gpu`), said with --vs's keys."""
+    from ..scenario import measured_on_another_gpu, measured_on_another_gpu_refusal
+
+    t = a.compute_time_s
+    if t is None or "cluster" not in fields or "compute_time_s" in fields:
+        return
+    # B as with_changes builds it, with A's time given explicitly (so that it is not refused)
+    if gpus := measured_on_another_gpu(a, a.with_changes({**fields, "compute_time_s": t})):
+        raise ValueError(
+            measured_on_another_gpu_refusal(
+                *gpus,
+                units.format_duration(t),
+                change="--vs cluster",
+                own="its own: --vs compute_time=... (measured on B's GPU)",
+                predicted="compute_time=none for B's predicted compute",
+            )
+        )
 
 
 def _vs_ranks(a: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,40 @@
+"""The twenty-seventh CLI QA pass (a planner pricing training runs):
+
+- ``scenario --compute-time T --vs cluster=<another GPU>`` priced B at A's measured T on B's
+  GPU's price (a B200 at an H100's 430 ms, $928,137, 2.07x A) with ``warnings: []``: now refused
+  in one line naming ``--vs compute_time=...`` and ``compute_time=none``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests._cli import one_line_error, run
+
+A = ("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--strategy", "fsdp",
+     "--compute-time", "430ms", "--tokens", "2T", "--price", "aws-p5-on-demand")  # fmt: skip
+
+
+def test_a_change_of_gpu_beside_a_measured_compute_is_refused():
+    line = one_line_error(
+        run(*A, "--vs", "cluster=dgx-b200"), "--vs cluster", "b200", "h100-sxm", "430 ms"
+    )
+    assert "--vs compute_time=" in line and "compute_time=none" in line
+    assert "`" not in line  # no library mark left
+    one_line_error(run(*A, "--vs", "cluster=dgx-b200,nodes=4"), "--vs cluster", "b200")
+
+
+def test_b_on_another_gpu_with_its_own_or_a_predicted_compute_is_answered():
+    res = run(*A, "--vs", "cluster=dgx-b200,compute_time=none", "--json")
+    assert res.exit_code == 0, res.stderr
+    b = json.loads(res.stdout)["b"]
+    assert b["compute_source"] != "measured"
+    assert b["compute_s"] < 0.43 * 0.8
+    own = run(*A, "--vs", "cluster=dgx-b200,compute_time=250ms", "--json")
+    assert own.exit_code == 0, own.stderr
+    assert json.loads(own.stdout)["b"]["compute_s"] == pytest.approx(0.25)
+    # the same GPU keeps A's measured compute: nothing to refuse
+    assert run(*A, "--vs", "nodes=4").exit_code == 0
+    assert run(*A, "--vs", "cluster=dgx-h100,nodes=4").exit_code == 0
