@@ -2,7 +2,8 @@
 
 - ``scenario --compute-time T --vs cluster=<another GPU>`` priced B at A's measured T on B's
   GPU's price (a B200 at an H100's 430 ms, $928,137, 2.07x A) with ``warnings: []``: now refused
-  in one line naming ``--vs compute_time=...`` and ``compute_time=none``.
+  in one line naming ``--vs compute_time=...`` and ``compute_time=none``;
+- ``--price-b`` alone priced B beside A's "n/a (no price)" with no warning: now one.
 """
 
 from __future__ import annotations
@@ -38,3 +39,30 @@ def test_b_on_another_gpu_with_its_own_or_a_predicted_compute_is_answered():
     # the same GPU keeps A's measured compute: nothing to refuse
     assert run(*A, "--vs", "nodes=4").exit_code == 0
     assert run(*A, "--vs", "cluster=dgx-h100,nodes=4").exit_code == 0
+
+
+ONE_SIDE = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "4", "--strategy", "fsdp",
+            "--tokens", "1T")  # fmt: skip
+
+
+def test_only_b_priced_warns_in_text_and_json():
+    """``--price-b`` alone priced B beside A's "n/a (no price)" with no warning and
+    ``warnings: []``: now a warning says only B is priced and what A's dollars need."""
+    res = run(*ONE_SIDE, "--vs", "nodes=8", "--price-b", "coreweave-h100-on-demand")
+    assert res.exit_code == 0, res.stderr
+    assert "costmodel: warning: only B is priced" in res.stderr
+    data = json.loads(
+        run(*ONE_SIDE, "--vs", "nodes=8", "--price-b", "coreweave-h100-on-demand", "--json").stdout
+    )
+    (said,) = [w for w in data["warnings"] if w.startswith("only B is priced")]
+    assert "--price" in said and "h100-sxm" in said
+    # both priced (B takes A's price on A's GPU): nothing to say
+    both = run(*ONE_SIDE, "--vs", "nodes=8", "--price", "coreweave-h100-on-demand", "--json")
+    assert not [w for w in json.loads(both.stdout)["warnings"] if "is priced" in w]
+
+
+def test_only_a_priced_warns_too():
+    res = run(*ONE_SIDE, "--vs", "cluster=dgx1-v100", "--price", "aws-p5-on-demand", "--json")
+    assert res.exit_code == 0, res.stderr
+    (said,) = [w for w in json.loads(res.stdout)["warnings"] if w.startswith("only A is priced")]
+    assert "--usd-per-gpu-hour-b" in said and "v100-sxm2" in said

@@ -3112,6 +3112,17 @@ def _side_costs(
             + (f" ({', '.join(others)})" if others else "")
             + " or --usd-per-gpu-hour-b",
         }
+    priced = [k for k in ("A", "B") if out[k].cost_usd is not None]
+    if len(priced) == 1:  # one side's dollars beside the other's "n/a": no comparison of cost
+        from ._common import warn_on_success
+
+        if priced == ["B"]:
+            how = f"A's dollars need {_no_price_hint(gpu_a)}"
+        else:
+            how = f"B's dollars need {_no_price_hint(gpu_b, '--price-b', '--usd-per-gpu-hour-b')}"
+        warn_on_success(
+            f"only {priced[0]} is priced: the dollars of A and B cannot be compared; {how}"
+        )
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import published_prices
 
