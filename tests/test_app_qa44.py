@@ -25,3 +25,15 @@ def test_b_on_another_gpu_beside_a_measured_compute_has_its_own_predicted_comput
     same = open_page("page_ddp.py", {**BASE, "ddp_b_nodes": "4"})
     assert_clean(same)
     assert not any("predicted on its own GPU" in str(c.value) for c in same.caption)
+
+
+def test_the_cost_caption_names_the_price_presets_source():
+    """The step page's cost caption gave a preset's name and date, never its source: it now
+    ends the price's note with the source's sites (a third-party dump for aws-p5-on-demand)."""
+    at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b", "ddp_nodes": "8",
+                                   "ddp_strategy": "fsdp"})  # fmt: skip
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    said = [str(c.value) for c in at.caption]
+    assert any("(source: github.com/datareceipts)" in c for c in said), said
+    assert "source" in at.selectbox(key="ddp_price").help

@@ -3,7 +3,9 @@
 - ``scenario --compute-time T --vs cluster=<another GPU>`` priced B at A's measured T on B's
   GPU's price (a B200 at an H100's 430 ms, $928,137, 2.07x A) with ``warnings: []``: now refused
   in one line naming ``--vs compute_time=...`` and ``compute_time=none``;
-- ``--price-b`` alone priced B beside A's "n/a (no price)" with no warning: now one.
+- ``--price-b`` alone priced B beside A's "n/a (no price)" with no warning: now one;
+- ``archs``' price listing said "source" over the description and ``train``'s ``price:`` line
+  named no source: both show the source's sites.
 """
 
 from __future__ import annotations
@@ -66,3 +68,22 @@ def test_only_a_priced_warns_too():
     assert res.exit_code == 0, res.stderr
     (said,) = [w for w in json.loads(res.stdout)["warnings"] if w.startswith("only A is priced")]
     assert "--usd-per-gpu-hour-b" in said and "v100-sxm2" in said
+
+
+def test_the_price_listing_and_the_price_line_show_the_source():
+    """``archs``' header said "source" over the description; ``train``'s ``price:`` line named
+    no source: both now show the source's sites (the citation is ``archs --json``'s)."""
+    listing = run("archs")
+    assert listing.exit_code == 0, listing.stderr
+    (row,) = [x for x in listing.stdout.splitlines() if x.startswith("aws-p5-on-demand ")]
+    assert "github.com/datareceipts" in row and "(as of 2026-11-09)" in row
+    (row,) = [x for x in listing.stdout.splitlines() if x.startswith("lambda-b200-on-demand ")]
+    assert "lambda.ai, github.com/api-evangelist" in row
+    train = run("train", "--arch", "llama-2-7b", "--nodes", "8", "--strategy", "fsdp",
+                "--tokens", "2T", "--price", "aws-p5-on-demand")  # fmt: skip
+    assert train.exit_code == 0, train.stderr
+    (line,) = [x for x in train.stdout.splitlines() if x.startswith("price: ")]
+    assert line.endswith("(source: github.com/datareceipts)")
+    data = json.loads(run("train", "--arch", "llama-2-7b", "--nodes", "8", "--strategy", "fsdp",
+                          "--tokens", "2T", "--price", "aws-p5-on-demand", "--json").stdout)  # fmt: skip
+    assert data["price_source"].startswith("https://github.com/datareceipts/")

@@ -3,7 +3,10 @@
 - ``Scenario.with_changes`` moved A's measured compute time to a B on another GPU: B priced at
   A's GPU's speed and B's GPU's price (a B200 at an H100's 430 ms, 2.07x A's dollars), the
   caveat only in the answer's words; now refused unless the changes give B's own compute time
-  or none (B's predicted compute), by one rule (``measured_on_another_gpu``).
+  or none (B's predicted compute), by one rule (``measured_on_another_gpu``);
+- a price preset's cited source (a third-party dump for aws-p5-on-demand) was in ``archs
+  --json`` alone: the cost's note ends with its sites (``Price.source_sites``) and the cost
+  carries the citation (``TrainingCost.price_source``).
 """
 
 from __future__ import annotations
@@ -48,3 +51,26 @@ def test_the_rule_names_both_gpus_only_where_b_shares_as_measured_time():
     assert measured_on_another_gpu(a, b.model_copy(update={"compute_time_s": 0.2})) is None
     plain = cm.Scenario(arch="llama-2-7b", nodes=8, strategy="fsdp")
     assert measured_on_another_gpu(plain, plain.with_changes("cluster=dgx-b200")) is None
+
+
+# --- a price preset's cited source, said where its dollars are ---------------------------------
+def test_a_preset_price_says_its_sources_sites_and_keeps_the_full_citation():
+    """A preset's source (a third-party dump for aws-p5-on-demand) was in ``archs --json``
+    alone: the cost's note now ends with its sites and the cost carries the citation."""
+    from costmodel.training import load_price, training_cost
+
+    p = load_price("aws-p5-on-demand")
+    assert p.source_sites == "github.com/datareceipts"
+    assert (
+        load_price("lambda-b200-on-demand").source_sites == "lambda.ai, github.com/api-evangelist"
+    )
+    assert load_price("gcp-a3-ultra-on-demand").source_sites == "huggingface.co/datasets/tanod"
+    c = training_cost(
+        1e12, tokens_per_step=4e6, step_time_s=1.0, ranks=64, price="aws-p5-on-demand"
+    )
+    assert c.price_note.endswith("price as of 2026-11-09 (source: github.com/datareceipts)")
+    assert c.price_source == p.source and c.as_dict()["price_source"] == p.source
+    typed = training_cost(
+        1e12, tokens_per_step=4e6, step_time_s=1.0, ranks=64, usd_per_gpu_hour=2.0
+    )
+    assert typed.price_source is None and "source" not in typed.price_note

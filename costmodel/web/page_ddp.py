@@ -1287,7 +1287,9 @@ def _price_input(
         key=key,
         help=(f"{SAME}: B rents at A's price (A's GPU, {gpu}); or " if same is not None else "")
         + (
-            f"cited list prices published for {gpu}, with their dates"
+            f"cited list prices published for {gpu}, with their dates; the caption under the "
+            "cost names the chosen one's source (its sites: the vendor's page, or a third "
+            "party's dump or transcription; the full citation in `costmodel archs --json`)"
             if prices
             else f"no cited price is published for {gpu}: type USD per GPU-hour"
         ),
