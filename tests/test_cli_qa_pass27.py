@@ -5,7 +5,9 @@
   in one line naming ``--vs compute_time=...`` and ``compute_time=none``;
 - ``--price-b`` alone priced B beside A's "n/a (no price)" with no warning: now one;
 - ``archs``' price listing said "source" over the description and ``train``'s ``price:`` line
-  named no source: both show the source's sites.
+  named no source: both show the source's sites;
+- ``train --price``'s fit suggestions priced a larger card in GPU-time and dropped its cluster
+  from ``updates``: now in dollars at its GPU's preset, its cluster named.
 """
 
 from __future__ import annotations
@@ -87,3 +89,20 @@ def test_the_price_listing_and_the_price_line_show_the_source():
     data = json.loads(run("train", "--arch", "llama-2-7b", "--nodes", "8", "--strategy", "fsdp",
                           "--tokens", "2T", "--price", "aws-p5-on-demand", "--json").stdout)  # fmt: skip
     assert data["price_source"].startswith("https://github.com/datareceipts/")
+
+
+def test_train_prices_a_larger_card_at_its_own_gpu_and_names_its_cluster():
+    args = ("train", "--arch", "llama-2-7b", "--nodes", "8", "--tokens", "2T")
+    data = json.loads(run(*args, "--price", "aws-p5-on-demand", "--json").stdout)
+    (card,) = [c for c in data["fit_suggestions"]["changes"]
+               if c["change"] == "a larger card: dgx-b200 (b200)"]  # fmt: skip
+    assert card["updates"]["cluster"] == "dgx-b200"
+    assert (card["cost_unit"], card["cost_price"]) == ("usd", "aws-p6-b200-on-demand")
+    assert 0 < card["cost_change"] < 0.1  # +3.3% in dollars, not the -50% of GPU-time
+    text = run(*args, "--price", "aws-p5-on-demand").stdout
+    (line,) = [x for x in text.splitlines() if x.startswith("  a larger card: dgx-b200 (b200):")]
+    assert "cost per token +3% at aws-p6-b200-on-demand" in line
+    bare = json.loads(run(*args, "--json").stdout)
+    (card,) = [c for c in bare["fit_suggestions"]["changes"]
+               if c["change"] == "a larger card: dgx-b200 (b200)"]  # fmt: skip
+    assert (card["cost_unit"], card["cost_price"]) == ("gpu_hours", None)

@@ -6,7 +6,10 @@
   or none (B's predicted compute), by one rule (``measured_on_another_gpu``);
 - a price preset's cited source (a third-party dump for aws-p5-on-demand) was in ``archs
   --json`` alone: the cost's note ends with its sites (``Price.source_sites``) and the cost
-  carries the citation (``TrainingCost.price_source``).
+  carries the citation (``TrainingCost.price_source``);
+- the fit advisor's larger card had its GPU-time as ``cost_change`` even with a price (-50% for
+  a B200 that costs +3% in dollars) and ``updates`` without its cluster: now its dollars at its
+  GPU's preset, ``cost_unit`` and ``cost_price`` say which, and ``updates`` reproduce it.
 """
 
 from __future__ import annotations
@@ -74,3 +77,45 @@ def test_a_preset_price_says_its_sources_sites_and_keeps_the_full_citation():
         1e12, tokens_per_step=4e6, step_time_s=1.0, ranks=64, usd_per_gpu_hour=2.0
     )
     assert typed.price_source is None and "source" not in typed.price_note
+
+
+# --- the fit advisor's larger card: its cost in dollars at its own price, its cluster named ----
+def _card(changes, name):
+    (c,) = [c for c in changes if c["change"] == f"a larger card: {name} (b200)"]
+    return c
+
+
+def test_a_larger_cards_cost_is_in_dollars_at_its_gpus_preset_with_a_price():
+    """A larger card's ``cost_change`` was its GPU-time (-50% for a B200) labelled as cost,
+    even with a price: with one it is now the dollars at the B200's preset (the one
+    ``scenario --vs`` picks), +3% at aws-p6-b200-on-demand, and says so."""
+    from costmodel.training import default_price, load_price
+
+    s = cm.Scenario(arch="llama-2-7b", nodes=8)
+    fa = s.fit_suggestions()
+    plain = _card(fa.as_dict()["changes"], "dgx-b200")
+    assert plain["cost_unit"] == "gpu_hours" and plain["cost_price"] is None
+    priced = _card(fa.as_dict("aws-p5-on-demand")["changes"], "dgx-b200")
+    assert priced["cost_unit"] == "usd"
+    want = default_price("b200", like="aws-p5-on-demand")[0]
+    assert priced["cost_price"] == want.name == "aws-p6-b200-on-demand"
+    ratio = want.usd_per_gpu_hour / load_price("aws-p5-on-demand").usd_per_gpu_hour
+    assert priced["cost_change"] == pytest.approx((1 + plain["cost_change"]) * ratio - 1)
+    assert priced["cost_change"] > 0 > plain["cost_change"]
+    # the same hardware at the price given: its dollars change as its GPU-time
+    fsdp = [c for c in fa.as_dict("aws-p5-on-demand")["changes"] if c["change"] == "fsdp"][0]
+    assert fsdp["cost_unit"] == "usd" and fsdp["cost_price"] == "aws-p5-on-demand"
+    text = fa.summary(price="aws-p5-on-demand")
+    assert "cost per token" in text and "at aws-p6-b200-on-demand" in text
+    assert "GPU-time per token" in fa.summary()
+
+
+def test_a_larger_cards_updates_name_its_cluster_and_reproduce_it():
+    s = cm.Scenario(arch="llama-2-7b", nodes=8)
+    fa = s.fit_suggestions()
+    (ch,) = [c for c in fa.changes if c.change == "a larger card: dgx-b200 (b200)"]
+    d = ch.as_dict(fa.base)
+    assert d["updates"] == {"cluster": "dgx-b200", "nodes": 8, "gpus_per_node": 8}
+    again = s.with_changes(d["updates"]).evaluate(scaling=False, flips=False)
+    assert again.step_time_s == pytest.approx(ch.step.step_time_s, rel=1e-9)
+    assert again.memory_total_bytes == pytest.approx(ch.step.memory_bytes, rel=1e-9)

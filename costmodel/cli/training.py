@@ -326,8 +326,12 @@ def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = Tr
     return st
 
 
-def _fit_text(fa: Any, top: int = 5) -> str:
-    return str(fa.summary(top))
+def _fit_text(
+    fa: Any, top: int = 5, price: str | None = None, usd_per_gpu_hour: float | None = None
+) -> str:
+    """The fit suggestions' text: each change's cost in dollars at the price given (a larger
+    card's at its own GPU's preset), else in GPU-time (:meth:`FitAdvice.summary`)."""
+    return str(fa.summary(top, price, usd_per_gpu_hour))
 
 
 # --- memory -----------------------------------------------------------------------------------
@@ -2920,8 +2924,8 @@ def scenario(
             _print_json(result)
             return
         data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
-        if fa is not None:
-            data["fit_suggestions"] = fa.as_dict()
+        if fa is not None:  # in dollars where scenario prices the run (--tokens and a price)
+            data["fit_suggestions"] = fa.as_dict(*_fit_price(costs, price, usd_per_gpu_hour))
         if other is not None:
             from ..verdict import decide_scenarios
 
@@ -2969,7 +2973,7 @@ def scenario(
         said = bucket_not_applied(a.strategy_name, a.bucket_cap_bytes)  # the warning says it
         text = "\n".join(x for x in result.summary().splitlines() if x != f"note: {said}")
         if fa is not None and not fa.fits:
-            typer.echo(_fit_text(fa))
+            typer.echo(_fit_text(fa, 5, *_fit_price(costs, price, usd_per_gpu_hour)))
             text = text.split("\n", 1)[1]  # its first line is the same warning
         typer.echo(cli_words(text))
         if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
@@ -3238,6 +3242,14 @@ def _cost_text(costs: dict[str, Any]) -> str:
     if "B_price_default" in costs:
         lines.append(f"note: {costs['B_price_default']['note']}")
     return "\n".join(lines)
+
+
+def _fit_price(
+    costs: dict[str, Any], price: str | None, usd: float | None
+) -> tuple[str | None, float | None]:
+    """The price ``scenario``'s fit suggestions are costed at: the run's, where it is priced
+    (``--tokens`` with ``--price`` or ``--usd-per-gpu-hour``), else none (GPU-time)."""
+    return (price, usd) if costs.get("A") is not None else (None, None)
 
 
 def _scenario_fit(s: Any) -> Any:
@@ -3516,13 +3528,13 @@ def train(
         "precision": result.scenario.compute_precision,
         "mfu_flops": result.scenario.flops_definition(),
     }
-    if fa is not None:
-        data["fit_suggestions"] = fa.as_dict()
+    if fa is not None:  # dollars at the price given (a larger card's at its GPU's preset)
+        data["fit_suggestions"] = fa.as_dict(price, usd_per_gpu_hour)
     if as_json:
         _print_json(data)
         return
     if fa is not None:
-        typer.echo(_fit_text(fa))
+        typer.echo(_fit_text(fa, price=price, usd_per_gpu_hour=usd_per_gpu_hour))
         if measured is not None:  # the changes' % are against a step the table does not show
             typer.echo(
                 "  (the steps above are predicted, each % against this setup's predicted step "
