@@ -2,7 +2,8 @@
 
 - ``scenario --compute-time T --vs cluster=<another GPU>`` priced B at A's measured T on B's
   GPU's price (a B200 at an H100's 430 ms, $928,137, 2.07x A) with ``warnings: []``: now refused
-  in one line naming ``--vs compute_time=...`` and ``compute_time=none``;
+  in one line naming ``--vs compute_time=...`` and ``compute_time=none``; ``sweep --set
+  compute_time=...`` over presets of two GPUs likewise;
 - ``--price-b`` alone priced B beside A's "n/a (no price)" with no warning: now one;
 - ``archs``' price listing said "source" over the description and ``train``'s ``price:`` line
   named no source: both show the source's sites;
@@ -106,3 +107,12 @@ def test_train_prices_a_larger_card_at_its_own_gpu_and_names_its_cluster():
     (card,) = [c for c in bare["fit_suggestions"]["changes"]
                if c["change"] == "a larger card: dgx-b200 (b200)"]  # fmt: skip
     assert (card["cost_unit"], card["cost_price"]) == ("gpu_hours", None)
+
+
+def test_the_step_sweep_refuses_one_measured_compute_across_gpus():
+    line = one_line_error(
+        run("sweep", "--kind", "step", "--set", "preset=dgx-h100,dgx-b200", "--set",
+            "arch=llama-2-7b", "--set", "nodes=8", "--set", "compute_time=430ms", "--json"),
+        "--set compute_time", "b200, h100-sxm",
+    )  # fmt: skip
+    assert "`" not in line

@@ -3,7 +3,8 @@
 - ``Scenario.with_changes`` moved A's measured compute time to a B on another GPU: B priced at
   A's GPU's speed and B's GPU's price (a B200 at an H100's 430 ms, 2.07x A's dollars), the
   caveat only in the answer's words; now refused unless the changes give B's own compute time
-  or none (B's predicted compute), by one rule (``measured_on_another_gpu``);
+  or none (B's predicted compute), by one rule (``measured_on_another_gpu``); the step sweep
+  priced a grid of two GPUs at one measured compute time, now refused too;
 - a price preset's cited source (a third-party dump for aws-p5-on-demand) was in ``archs
   --json`` alone: the cost's note ends with its sites (``Price.source_sites``) and the cost
   carries the citation (``TrainingCost.price_source``);
@@ -119,3 +120,14 @@ def test_a_larger_cards_updates_name_its_cluster_and_reproduce_it():
     again = s.with_changes(d["updates"]).evaluate(scaling=False, flips=False)
     assert again.step_time_s == pytest.approx(ch.step.step_time_s, rel=1e-9)
     assert again.memory_total_bytes == pytest.approx(ch.step.memory_bytes, rel=1e-9)
+
+
+def test_the_step_sweep_refuses_one_measured_compute_across_gpus():
+    """The sweep priced a grid of dgx-h100 and dgx-b200 at one measured compute time: the
+    B200 rows at the H100's speed. Refused, as ``with_changes`` refuses it; presets of one GPU
+    keep it."""
+    axes = dict(kind="step", arch="llama-2-7b", strategy="fsdp", nodes=8, compute_time=0.43)
+    with pytest.raises(ValueError, match=r"^compute_time: a measured compute time is of one GPU"):
+        cm.sweep(preset=["dgx-h100", "dgx-b200"], **axes)
+    df = cm.sweep(preset=["dgx-h100", "aws-p5"], **axes)  # both H100 SXM
+    assert len(df) == 2 and (df["compute_time_s"] == 0.43).all()
