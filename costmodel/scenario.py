@@ -887,7 +887,18 @@ class Scenario(OneLineModel):
                 if mine not in kw:
                     data[mine] = None
         data.update(kw)
-        return Scenario(**data)
+        b = Scenario(**data)
+        t = self.compute_time_s
+        if (
+            t is not None
+            and "compute_time_s" not in kw
+            and (gpus := measured_on_another_gpu(self, b))
+        ):
+            # a time measured on A's GPU is not B's: B was priced at A's speed and B's price
+            raise ValueError(
+                measured_on_another_gpu_refusal(*gpus, units.format_duration(float(t)))
+            )
+        return b
 
     def changes_from(self, base: Scenario) -> dict[str, Any]:
         """This scenario's value of every field in which it differs from ``base``, JSON-ready,
@@ -2138,6 +2149,42 @@ def measured_compute_changed(a: Scenario, b: Scenario) -> tuple[str, ...]:
     if a.compute_precision != b.compute_precision:
         changed.append("precision")
     return tuple(changed)
+
+
+def measured_on_another_gpu(a: Scenario, b: Scenario) -> tuple[str, str] | None:
+    """(A's GPU, B's GPU) where ``b`` prices its compute with ``a``'s one measured compute time
+    (``b.compute_time_s == a.compute_time_s``) on another GPU than ``a``'s: the time was
+    measured on A's card, so B would run at A's speed (and be billed at B's price). None where
+    ``a`` has no measured compute, ``b`` has its own, or both run on one GPU. The one rule of
+    :meth:`Scenario.with_changes` (which refuses it unless the changes give B's own
+    ``compute_time_s``), ``scenario --vs`` and the step page's B (which predicts B's compute)."""
+    t = a.compute_time_s
+    if t is None or b.compute_time_s != t:
+        return None
+    ga, gb = str(a._validated_cluster().gpu.name), str(b._validated_cluster().gpu.name)
+    return None if ga == gb else (ga, gb)
+
+
+def measured_on_another_gpu_refusal(
+    gpu_a: str,
+    gpu_b: str,
+    measured: str,
+    change: str = "cluster",
+    own: str = "its own `compute_time_s`",
+    predicted: str = "`compute_time_s` None for its predicted compute",
+) -> str:
+    """The one refusal of a B on another GPU at A's measured compute time
+    (:func:`measured_on_another_gpu`), in a surface's words: ``change`` the change refused,
+    ``own`` how to give B its own measured compute, ``predicted`` how to have it predicted.
+
+    >>> measured_on_another_gpu_refusal("h100-sxm", "b200", "430 ms")
+    "cluster: B runs on b200, not A's h100-sxm, and the measured compute time (430 ms) is of A's GPU: B would be priced at h100-sxm's speed and b200's price; give B its own `compute_time_s`, or `compute_time_s` None for its predicted compute"
+    """
+    return (
+        f"{change}: B runs on {gpu_b}, not A's {gpu_a}, and the measured compute time "
+        f"({measured}) is of A's GPU: B would be priced at {gpu_a}'s speed and {gpu_b}'s price; "
+        f"give B {own}, or {predicted}"
+    )
 
 
 def _measured_on_one_gpu(a: ScenarioResult, b: ScenarioResult) -> str:

@@ -96,6 +96,36 @@ class Price(BaseModel):
         return self
 
     @property
+    def source_sites(self) -> str:
+        """The cited :attr:`source` in short: the site of each address it cites, in order, each
+        once (a code host's or a data hub's with its owner, ``github.com/datareceipts``, since
+        the host alone does not tell a vendor's repository from a third party's dump); the
+        text up to its first comma where it cites no address. What the ``price:`` line, the
+        app's cost caption and ``costmodel archs`` show beside the date, so an official list
+        price can be told from a transcription; the full citation is :attr:`source`.
+
+        >>> Price(name="x", description="d", gpu="h100-sxm", gpus_per_instance=8,
+        ...       usd_per_instance_hour=8.0, terms="on-demand", date="2026-01-01",
+        ...       source="https://lambda.ai/instances, as transcribed in "
+        ...       "https://github.com/api-evangelist/lambda-labs/blob/main/p.yml").source_sites
+        'lambda.ai, github.com/api-evangelist'
+        """
+        import re
+
+        sites: list[str] = []
+        for url in re.findall(r"https?://[^\s,\"();:]+", self.source):
+            host, _, path = url.split("://", 1)[1].partition("/")
+            host = host.removeprefix("www.")
+            parts = [x for x in path.split("/") if x]
+            if host == "github.com" and parts:
+                host = f"{host}/{parts[0]}"
+            elif host == "huggingface.co" and len(parts) >= 2:  # datasets/<owner>
+                host = f"{host}/{parts[0]}/{parts[1]}"
+            if host not in sites:
+                sites.append(host)
+        return ", ".join(sites) if sites else self.source.split(",", 1)[0].strip()
+
+    @property
     def terms_label(self) -> str:
         """How the price is bought, with the term of a commitment: ``committed-1y``, ``spot``."""
         return f"committed-{self.term_years}y" if self.terms == "committed" else self.terms
@@ -461,6 +491,9 @@ class TrainingCost:
     # "capacity-block", "committed-1y"); None: a typed price, or none
     price: str | None = None
     price_terms: str | None = None
+    # the price preset's cited source in full (Price.source; its sites end price_note); None:
+    # a typed price, or none
+    price_source: str | None = None
 
     @property
     def billed_gpu_hours(self) -> float:
@@ -774,7 +807,7 @@ def training_cost(
     instance_gpus: int | None = None
     price_date = None
     warning = ""
-    price_name = terms = None
+    price_name = terms = price_source = None
     if price is not None:
         pr = check_price_gpu(price, gpu) if gpu is not None else load_price(price)
         price_name, terms = pr.name, pr.terms_label
@@ -791,8 +824,9 @@ def training_cost(
         )
         note = (
             f"{pr.name}: {pr.description}, ${units.format_usd_rate(pr.usd_per_instance_hour)}/h {per_unit} "
-            f"({pr.terms_label}), price as of {pr.date}"
+            f"({pr.terms_label}), price as of {pr.date} (source: {pr.source_sites})"
         )
+        price_source = pr.source
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
         note = f"${units.format_usd_rate(usd)} per GPU-hour, given by the user (no published price, so no date)"
@@ -883,6 +917,7 @@ def training_cost(
         price_warning=warning,
         price=price_name,
         price_terms=terms,
+        price_source=price_source,
         notes=(*(scale_notes(params) if params is not None else ()), *whole_steps_note(d, n, per)),
         flops_per_token=c_tok,
         mfu=mfu,

@@ -89,7 +89,10 @@ def test_the_local_road_named_by_cm_sweep_output_is_reachable(tmp_path):
 def test_compare_across_gpus_with_one_measured_compute_says_so():
     a = cm.Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4, zero_stage=3)
     ra = a.evaluate()
-    rb = a.with_changes("cluster=dgx-b200").evaluate()
+    # with_changes refuses it (test_qa_pass67); a B built on its own still gets the caveat
+    with pytest.raises(ValueError, match="B runs on b200"):
+        a.with_changes("cluster=dgx-b200")
+    rb = cm.Scenario(**{**a.model_dump(), "cluster": "dgx-b200"}).evaluate()
     text = cm.scenario.compare_summary(ra, rb)
     assert "measured compute per micro-batch (400 ms)" in text, text
     assert "A runs on h100-sxm and B on b200" in text, text
@@ -100,14 +103,14 @@ def test_compare_across_gpus_with_one_measured_compute_says_so():
     assert "measured compute" not in cm.scenario.compare_summary(ra, rn)
 
 
-def test_scenario_vs_prints_the_caveat_in_its_answer():
+def test_scenario_vs_refuses_another_gpu_at_as_measured_compute():
+    """Once a caveat in the answer (B priced at A's GPU's speed and B's price): now refused
+    in one line asking for B's own compute, or none (test_cli_qa_pass27)."""
     r = run(
         "scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8",
         "--compute-time", "400ms", "--zero", "3", "--vs", "cluster=dgx-b200",
     )  # fmt: skip
-    assert r.exit_code == 0, r.stderr
-    answer = next(line for line in r.stdout.splitlines() if line.startswith("answer: "))
-    assert "the step times differ by the communication alone" in answer, answer
+    assert r.exit_code == 2 and "--vs cluster: B runs on b200" in r.stderr, r.stderr
 
 
 # --- the fit advisor's larger card under a measured compute time says whose compute it is ------

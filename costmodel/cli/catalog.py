@@ -61,14 +61,17 @@ def archs(as_json: JsonOpt = False) -> None:
     w_name = max((len(p.name) for p in prices), default=0)
     w_gpu = max((len(p.gpu) for p in prices), default=0)
     w_terms = max((len(p.terms_label) for p in prices), default=0)
+    w_sites = max((len(p.source_sites) for p in prices), default=0)
+    # the source's sites, not the description alone: an official list price told from a
+    # third party's dump (the full citation is `archs --json`'s "source")
     typer.echo(
-        "\nprice presets (--price NAME): GPU, USD per GPU-hour, terms, date, source (each "
-        "prices its own GPU only)"
+        "\nprice presets (--price NAME): GPU, USD per GPU-hour, terms, date, source (its sites; "
+        "the full citation in --json), description (each prices its own GPU only)"
     )
     for p, u in zip(prices, usd, strict=True):
         typer.echo(
             f"{p.name:<{w_name}} {p.gpu:<{w_gpu}} {u} {p.terms_label:<{w_terms}} "
-            f"(as of {p.date}) {p.description}"
+            f"(as of {p.date}) {p.source_sites:<{w_sites}} {p.description}"
         )
 
 

@@ -326,8 +326,12 @@ def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = Tr
     return st
 
 
-def _fit_text(fa: Any, top: int = 5) -> str:
-    return str(fa.summary(top))
+def _fit_text(
+    fa: Any, top: int = 5, price: str | None = None, usd_per_gpu_hour: float | None = None
+) -> str:
+    """The fit suggestions' text: each change's cost in dollars at the price given (a larger
+    card's at its own GPU's preset), else in GPU-time (:meth:`FitAdvice.summary`)."""
+    return str(fa.summary(top, price, usd_per_gpu_hour))
 
 
 # --- memory -----------------------------------------------------------------------------------
@@ -2526,7 +2530,31 @@ def _vs_fields(a: Any, vs: str, batch: dict[str, Any]) -> Any:
         )
     if "ranks" in fields:
         fields.update(_vs_ranks(a, fields))
+    _refuse_measured_compute_on_another_gpu(a, fields)
     return a.with_changes(fields)
+
+
+def _refuse_measured_compute_on_another_gpu(a: Any, fields: dict[str, Any]) -> None:
+    """``scenario --compute-time T --vs cluster=...`` on another GPU, B's compute not given:
+    T was measured on A's GPU, so B would be priced at A's speed and B's price. The API's
+    refusal (:meth:`costmodel.scenario.Scenario.with_changes`,
+    :func:`costmodel.scenario.measured_on_another_gpu`), said with --vs's keys."""
+    from ..scenario import measured_on_another_gpu, measured_on_another_gpu_refusal
+
+    t = a.compute_time_s
+    if t is None or "cluster" not in fields or "compute_time_s" in fields:
+        return
+    # B as with_changes builds it, with A's time given explicitly (so that it is not refused)
+    if gpus := measured_on_another_gpu(a, a.with_changes({**fields, "compute_time_s": t})):
+        raise ValueError(
+            measured_on_another_gpu_refusal(
+                *gpus,
+                units.format_duration(t),
+                change="--vs cluster",
+                own="its own: --vs compute_time=... (measured on B's GPU)",
+                predicted="compute_time=none for B's predicted compute",
+            )
+        )
 
 
 def _vs_ranks(a: Any, fields: dict[str, Any]) -> dict[str, Any]:
@@ -2896,8 +2924,8 @@ def scenario(
             _print_json(result)
             return
         data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
-        if fa is not None:
-            data["fit_suggestions"] = fa.as_dict()
+        if fa is not None:  # in dollars where scenario prices the run (--tokens and a price)
+            data["fit_suggestions"] = fa.as_dict(*_fit_price(costs, price, usd_per_gpu_hour))
         if other is not None:
             from ..verdict import decide_scenarios
 
@@ -2945,7 +2973,7 @@ def scenario(
         said = bucket_not_applied(a.strategy_name, a.bucket_cap_bytes)  # the warning says it
         text = "\n".join(x for x in result.summary().splitlines() if x != f"note: {said}")
         if fa is not None and not fa.fits:
-            typer.echo(_fit_text(fa))
+            typer.echo(_fit_text(fa, 5, *_fit_price(costs, price, usd_per_gpu_hour)))
             text = text.split("\n", 1)[1]  # its first line is the same warning
         typer.echo(cli_words(text))
         if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
@@ -3088,6 +3116,17 @@ def _side_costs(
             + (f" ({', '.join(others)})" if others else "")
             + " or --usd-per-gpu-hour-b",
         }
+    priced = [k for k in ("A", "B") if out[k].cost_usd is not None]
+    if len(priced) == 1:  # one side's dollars beside the other's "n/a": no comparison of cost
+        from ._common import warn_on_success
+
+        if priced == ["B"]:
+            how = f"A's dollars need {_no_price_hint(gpu_a)}"
+        else:
+            how = f"B's dollars need {_no_price_hint(gpu_b, '--price-b', '--usd-per-gpu-hour-b')}"
+        warn_on_success(
+            f"only {priced[0]} is priced: the dollars of A and B cannot be compared; {how}"
+        )
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import published_prices
 
@@ -3203,6 +3242,14 @@ def _cost_text(costs: dict[str, Any]) -> str:
     if "B_price_default" in costs:
         lines.append(f"note: {costs['B_price_default']['note']}")
     return "\n".join(lines)
+
+
+def _fit_price(
+    costs: dict[str, Any], price: str | None, usd: float | None
+) -> tuple[str | None, float | None]:
+    """The price ``scenario``'s fit suggestions are costed at: the run's, where it is priced
+    (``--tokens`` with ``--price`` or ``--usd-per-gpu-hour``), else none (GPU-time)."""
+    return (price, usd) if costs.get("A") is not None else (None, None)
 
 
 def _scenario_fit(s: Any) -> Any:
@@ -3481,13 +3528,13 @@ def train(
         "precision": result.scenario.compute_precision,
         "mfu_flops": result.scenario.flops_definition(),
     }
-    if fa is not None:
-        data["fit_suggestions"] = fa.as_dict()
+    if fa is not None:  # dollars at the price given (a larger card's at its GPU's preset)
+        data["fit_suggestions"] = fa.as_dict(price, usd_per_gpu_hour)
     if as_json:
         _print_json(data)
         return
     if fa is not None:
-        typer.echo(_fit_text(fa))
+        typer.echo(_fit_text(fa, price=price, usd_per_gpu_hour=usd_per_gpu_hour))
         if measured is not None:  # the changes' % are against a step the table does not show
             typer.echo(
                 "  (the steps above are predicted, each % against this setup's predicted step "

@@ -740,12 +740,56 @@ class FitChange:
             return None  # the base's own answer says it already
         return UNKNOWN_COMPUTE
 
-    def as_dict(self, base: StrategyStep | None = None) -> dict[str, Any]:
+    def cost(
+        self,
+        base: StrategyStep,
+        price: str | None = None,
+        usd_per_gpu_hour: float | None = None,
+    ) -> tuple[float, str, str | None]:
+        """The change's cost against ``base``'s, per token trained: ``(change, unit, preset)``.
+
+        Without a price (``price``, a preset name, or ``usd_per_gpu_hour`` [USD/GPU-h]) it is
+        the change in GPU-time per token, unit ``"gpu_hours"``: ``(R' t' / T') / (R t / T) - 1``
+        (R GPUs, t the step [s], T tokens per step). With one, unit ``"usd"``: the same hardware
+        is billed at the base's price, so its dollars change as its GPU-time; a larger card is
+        billed at its own GPU's price, the preset every surface picks for another GPU
+        (:func:`costmodel.training.default_price`, like ``price``: the one ``scenario --vs``
+        prices B's GPU at), ``preset`` its name: ``(R' t' p' / T') / (R t p / T) - 1``. A card
+        whose GPU has no preset stays in GPU-time (unit ``"gpu_hours"``, ``preset`` None): a
+        card's GPU-hour is not the base's, so its GPU-time is no cost."""
+        base_s = base.ranks * base.step_time_s / base.tokens_per_step
+        gpu_time = self.gpu_seconds_per_token / base_s - 1.0
+        if price is None and usd_per_gpu_hour is None:
+            return gpu_time, "gpu_hours", None
+        card = self.updates.get("cluster") if self.kind == "larger_card" else None
+        if card is None:
+            return gpu_time, "usd", price
+        from ..training import default_price, load_price
+
+        chosen = default_price(str(card.gpu.name), like=price)
+        if chosen is None:
+            return gpu_time, "gpu_hours", None
+        # a preset's rate, else the rate given (one of the two: the no-price case returned)
+        usd = load_price(price).usd_per_gpu_hour if price is not None else usd_per_gpu_hour or 0.0
+        ratio = self.gpu_seconds_per_token * chosen[0].usd_per_gpu_hour / (base_s * usd)
+        return ratio - 1.0, "usd", chosen[0].name
+
+    def as_dict(
+        self,
+        base: StrategyStep | None = None,
+        price: str | None = None,
+        usd_per_gpu_hour: float | None = None,
+    ) -> dict[str, Any]:
+        """Every figure by name (JSON). ``updates`` are the keywords that reproduce the change
+        (a larger card's ``cluster`` by its preset name, with its ``nodes`` and
+        ``gpus_per_node``); against ``base``, ``cost_change`` in ``cost_unit`` (``"usd"`` with
+        a price, ``"gpu_hours"`` without one) at ``cost_price`` (:meth:`cost`)."""
         d = {
             "change": self.change,
             "kind": self.kind,
             "updates": {
-                k: v for k, v in self.updates.items() if k != "cluster" or isinstance(v, str)
+                k: (v if k != "cluster" or isinstance(v, str) else str(v.name))
+                for k, v in self.updates.items()
             },
             "fits": self.fits,
             "memory_bytes": self.step.memory_bytes,
@@ -757,9 +801,8 @@ class FitChange:
         if base is not None:
             d["memory_change_bytes"] = self.step.memory_bytes - base.memory_bytes
             d["step_time_change"] = self.step.step_time_s / base.step_time_s - 1.0
-            d["cost_change"] = (
-                self.gpu_seconds_per_token / (base.ranks * base.step_time_s / base.tokens_per_step)
-                - 1.0
+            d["cost_change"], d["cost_unit"], d["cost_price"] = self.cost(
+                base, price, usd_per_gpu_hour
             )
         return d
 
@@ -775,8 +818,12 @@ class FitAdvice:
     def fits(self) -> bool:
         return self.base.fits
 
-    def summary(self, top: int = 5) -> str:
-        """The warning first, then the cheapest changes that fit (plain text)."""
+    def summary(
+        self, top: int = 5, price: str | None = None, usd_per_gpu_hour: float | None = None
+    ) -> str:
+        """The warning first, then the cheapest changes that fit (plain text); with a price,
+        each change's cost in dollars (a larger card's at its own GPU's preset,
+        :meth:`FitChange.cost`), else in GPU-time."""
         from ..units import format_bytes_pair, format_change, format_duration
 
         b = self.base
@@ -786,7 +833,14 @@ class FitAdvice:
         lines = [
             f"DOES NOT FIT: {shown} per GPU > {card} ({b.layout.name}); any step or cost shown for "
             "it is for a configuration that cannot run. Changes that make it fit, cheapest "
-            "first (GPU-time per token on this hardware; a larger card last):"
+            "first ("
+            + (
+                "cost per token: this hardware at the price given; a larger card last, at its "
+                "own GPU's price):"
+                if price is not None or usd_per_gpu_hour is not None
+                else "GPU-time per token on this hardware; a larger card last, in GPU-time too: "
+                "no price given, and its GPU-hour costs its own price):"
+            )
         ]
         ok = [c for c in self.changes if c.fits][:top]
         if not ok:
@@ -795,24 +849,30 @@ class FitAdvice:
                 "GPUs, cards)"
             )
         for c in ok:
-            d = c.as_dict(b)
+            d = c.as_dict(b, price, usd_per_gpu_hour)
             note = f" ({d['compute_note']})" if d["compute_note"] else ""
+            what = "cost" if d["cost_unit"] == "usd" else "GPU-time"
+            at = f" at {d['cost_price']}" if c.kind == "larger_card" and d["cost_price"] else ""
             lines.append(
                 f"  {c.change}: "
                 f"{format_bytes_pair(c.step.memory_bytes, c.step.gpu_memory_bytes)[0]} per GPU, step "
                 f"{format_duration(c.step.step_time_s)} ({format_change(d['step_time_change'])}), "
-                f"GPU-time per token {format_change(d['cost_change'])}{note}"
+                f"{what} per token {format_change(d['cost_change'])}{at}{note}"
             )
         return "\n".join(lines)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(
+        self, price: str | None = None, usd_per_gpu_hour: float | None = None
+    ) -> dict[str, Any]:
+        """Every figure by name (JSON); each change's cost in dollars with a price, else in
+        GPU-time (:meth:`FitChange.cost`)."""
         return {
             "fits": self.fits,
             "memory_bytes": self.base.memory_bytes,
             "gpu_memory_bytes": self.base.gpu_memory_bytes,
             # the base's predicted step, each change's step_time_change is against it
             "step_time_s": self.base.step_time_s,
-            "changes": [c.as_dict(self.base) for c in self.changes],
+            "changes": [c.as_dict(self.base, price, usd_per_gpu_hour) for c in self.changes],
         }
 
 

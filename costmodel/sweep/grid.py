@@ -1600,6 +1600,17 @@ def _check_step_compute(a: dict[str, list[Any]]) -> None:
                     f"{other}: not with compute_time (a measured compute time replaces the "
                     "priced compute); sweep them separately"
                 )
+        # a time measured on one GPU priced every other GPU of the grid at that GPU's speed
+        # (and its own price): the rule of scenario --vs and Scenario.with_changes
+        # (costmodel.scenario.measured_on_another_gpu), for a grid of presets
+        gpus = sorted({str(g.name) for g in _preset_gpus(a)}) if "preset" in a else []
+        if len(gpus) > 1:
+            raise ValueError(
+                f"compute_time: a measured compute time is of one GPU, and the presets run on "
+                f"{', '.join(gpus)}: every other GPU would be priced at that GPU's speed and its "
+                "own price; sweep each GPU with its own compute_time, or leave compute_time out "
+                "for each GPU's predicted compute"
+            )
     if "tokens_per_gpu" in a:
         if "micro_batch" in a:
             raise ValueError(

@@ -601,8 +601,34 @@ def _label(inp: dict, result) -> str:
     return f"{model} on {result.cluster_name} x {result.nodes:,}{said}, {result.layout}"
 
 
-def _compare(inp: dict, result, inp_b: dict):
+def _b_compute_on_its_gpu(result, inp_b: dict) -> tuple[dict, str]:
+    """B on another GPU than A's measured compute time was measured on
+    (:func:`costmodel.scenario.measured_on_another_gpu`, the rule by which ``Scenario.with_changes``
+    and ``scenario --vs`` refuse it): B has no compute box of its own, so its compute is
+    predicted on its own GPU, as ``scenario --vs cluster=...,compute_time=none`` (A's time would
+    price B at A's GPU's speed and B's price). Returns B's inputs and the caption saying so
+    (empty where B keeps A's time)."""
+    from costmodel.scenario import measured_on_another_gpu
+
+    if result.scenario.compute_time_s is None or inp_b.get("compute_time_s") is None:
+        return inp_b, ""
+    try:
+        gpus = measured_on_another_gpu(result.scenario, Scenario(**inp_b))
+    except ValueError:  # B's own refusal is said by _compare, in red
+        return inp_b, ""
+    if gpus is None:
+        return inp_b, ""
+    return {**inp_b, "compute_time_s": None}, (
+        f"B's compute is predicted on its own GPU ({gpus[1]}): the {MEASURED_LABEL} "
+        f"({format_duration(result.scenario.compute_time_s)}) is of A's {gpus[0]}, and would "
+        f"price B at {gpus[0]}'s speed and {gpus[1]}'s price (the CLI's `scenario --vs` "
+        "refuses it without B's own `compute_time=...` or `compute_time=none`)."
+    )
+
+
+def _compare(inp: dict, result, inp_b: dict, b_note: str = ""):
     """B beside A: the one-line answer, the steps as bars, B - A per figure, overlaid scaling.
+    ``b_note``: the caption of B's compute predicted on its own GPU (:func:`_b_compute_on_its_gpu`).
     Returns B's result (None when B cannot be evaluated)."""
     from costmodel.scenario import compare, compare_summary
 
@@ -620,6 +646,8 @@ def _compare(inp: dict, result, inp_b: dict):
     (st.warning if shared else st.success)(
         compare_summary(result, rb), icon=":material/compare_arrows:"
     )
+    if b_note:
+        st.caption(b_note)
     if not rb.fits:
         _b_does_not_fit(rb, "its step below is")
     # B's own notes, as `scenario --vs` prints them ("note (B): ..."): A's bucket_cap not
@@ -988,7 +1016,10 @@ def render() -> None:
     # each note once on the page, as a sentence (common.notes): the A/B view's costs carry the
     # step's "activations: not included" note again, and the compute note is the caption above
     notes(n for n in result.notes if not n.startswith("DOES NOT FIT"))
-    rb = _compare(inp, result, inp_b) if inp_b is not None else None
+    b_note = ""
+    if inp_b is not None:
+        inp_b, b_note = _b_compute_on_its_gpu(result, inp_b)
+    rb = _compare(inp, result, inp_b, b_note) if inp_b is not None else None
     _training_cost(result, inp, rb)
     (tab_step, step_open), (tab_scaling, scaling_open) = chart_tabs(
         ["One step", "Scaling vs GPU count"], key="ddp_chart_tab"
@@ -1256,7 +1287,9 @@ def _price_input(
         key=key,
         help=(f"{SAME}: B rents at A's price (A's GPU, {gpu}); or " if same is not None else "")
         + (
-            f"cited list prices published for {gpu}, with their dates"
+            f"cited list prices published for {gpu}, with their dates; the caption under the "
+            "cost names the chosen one's source (its sites: the vendor's page, or a third "
+            "party's dump or transcription; the full citation in `costmodel archs --json`)"
             if prices
             else f"no cited price is published for {gpu}: type USD per GPU-hour"
         ),
