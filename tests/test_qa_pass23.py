@@ -113,7 +113,7 @@ def test_scenario_vs_refuses_another_gpu_at_as_measured_compute():
     assert r.exit_code == 2 and "--vs cluster: B runs on b200" in r.stderr, r.stderr
 
 
-# --- the fit advisor's larger card under a measured compute time says whose compute it is ------
+# --- the fit advisor's larger card under a measured compute time: its own compute, said -------
 def test_a_larger_card_at_a_measured_compute_says_the_compute_is_not_its_own():
     from costmodel.strategy.advisor import fit_suggestions
 
@@ -122,7 +122,7 @@ def test_a_larger_card_at_a_measured_compute_says_the_compute_is_not_its_own():
     assert cards, [c.change for c in fa.changes]
     for c in cards:
         note = c.compute_note(fa.base)
-        assert note is not None and "measured on the GPU given" in note, (c.change, note)
+        assert note is not None and "its compute predicted on" in note, (c.change, note)
     # the same hardware's changes (sharding) keep no note: the measurement is theirs
     assert all(c.compute_note(fa.base) is None for c in fa.changes if c.kind == "strategy")
     # without a measurement a B200 keeps the default-MFU words
@@ -136,4 +136,4 @@ def test_step_prints_the_measured_compute_caveat_on_each_larger_card():
             "--compute-time", "400ms")  # fmt: skip
     assert r.exit_code == 0, r.stderr
     cards = [line for line in r.stdout.splitlines() if "a larger card:" in line]
-    assert cards and all("measured on the GPU given" in line for line in cards), cards
+    assert cards and all("its compute predicted on" in line for line in cards), cards

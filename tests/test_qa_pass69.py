@@ -114,3 +114,23 @@ def test_each_calibration_segment_says_whether_nccl_runs_its_reduction_on_nvls()
         (False, [2**20, 2**24]),
         (True, [2**20, 2**24]),
     ]
+
+
+def test_a_larger_card_beside_a_measured_compute_time_predicts_the_cards_own_compute() -> None:
+    """The fit advisor's "a larger card" beside a compute time measured on the base's GPU
+    prices the card's own predicted compute, as `scenario --vs` refuses to carry a measured
+    time to another GPU: it priced a B200 at the H100's measured 430 ms (its step differing
+    "by the communication alone"). The updates carry ``compute_time_s`` None, so applying them
+    gives the step shown, and the note says so."""
+    import costmodel as cm
+
+    s = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, compute_time_s=0.43)
+    advice = s.fit_suggestions()
+    cards = [c for c in advice.changes if c.kind == "larger_card"]
+    assert cards
+    for c in cards:
+        assert c.updates["compute_time_s"] is None
+        assert c.step.compute_source != "measured"
+        assert "its compute predicted on" in c.compute_note(advice.base)
+    same = [c for c in advice.changes if c.kind != "larger_card"]
+    assert same and all(c.step.compute_source == "measured" for c in same)

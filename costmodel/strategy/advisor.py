@@ -715,20 +715,23 @@ class FitChange:
         on a card whose compute has no fitted efficiency (a B200: the default MFU) its band is
         unknown, :data:`~.band.UNKNOWN_COMPUTE`, the words of ``costmodel step`` on that card,
         so a step time against a fitted base is not read as a measured gain. A larger card
-        priced with the base's measured compute time says so: that time was measured on the
-        base's GPU, so the card's step differs by its communication alone. A change that
+        beside a measured compute time has its own compute predicted (the time was measured on
+        the base's GPU, not the card's) and says so. A change that
         recomputes, where the compute is a given MFU or a measured time, says that the
         recomputation's cost is inside that measurement (:data:`RECOMPUTE_INSIDE`: a PaLM MFU
         holds it), not a bare 0 %. None otherwise."""
         from .band import UNKNOWN_COMPUTE
 
         card = self.updates.get("cluster") if self.kind == "larger_card" else None
-        if card is not None and self.step.compute_source == "measured":
+        if card is not None and "compute_time_s" in self.updates:
             gpu = getattr(getattr(card, "gpu", None), "name", "this card")
-            return (
-                f"at the compute time measured on the GPU given, not {gpu}'s own: its step "
-                "differs by the communication alone"
+            said = (
+                f"its compute predicted on {gpu} (the compute time given was measured on "
+                "another GPU)"
             )
+            if self.step.compute_source == "default-mfu":
+                said += f"; {UNKNOWN_COMPUTE}"
+            return said
         if (
             self.step.compute_source in GIVEN_COMPUTE
             and self.updates.get("recompute", "none") != "none"
@@ -1062,6 +1065,11 @@ def fit_suggestions(
                 "nodes": int(other.nodes),
                 "gpus_per_node": int(other.gpus_per_node),
             }
+            if base.compute_source == "measured":
+                # a compute time measured on the base's GPU is not the card's: the card's own
+                # compute is predicted, as `scenario --vs` refuses to carry it to another GPU
+                # (scenario.measured_on_another_gpu) and the app's side B predicts it
+                shape["compute_time_s"] = None
             cands.append((card, "larger_card", shape))
             cards.append((card, shape))
             if full and recompute != "full":
