@@ -200,10 +200,10 @@ def _resolve(cluster: str | Cluster, nodes: int | None, gpus_per_node: int | Non
 #: ``nccl-table``'s broadcast and reduce latency: NCCL's figure for ranking algorithms
 NCCL_TABLE_CHAIN_NOTE = (
     "nccl-table's broadcast/reduce latency is NCCL's ranking figure (base + one hop), which "
-    "does not grow with the ranks; the nccl model charges the chain's n - 1 hops"
+    "does not grow with the ranks: the nccl model charges the chain's n - 1 hops"
 )
 #: ``nccl-table`` rows whose time NCCL's table put above the NICs' line rate
-NCCL_TABLE_CAPPED_NOTE = "NCCL's table exceeds the NIC line rate here; capped at the node's NICs"
+NCCL_TABLE_CAPPED_NOTE = "NCCL's table exceeds the NIC line rate here: capped at the node's NICs"
 
 
 def nccl_table_note(op: str, ranks: int, capped: bool) -> str:

@@ -173,3 +173,27 @@ def test_the_lesson_runs_nvls_in_one_node():
         "all_reduce", 64 * 2**20, "coreweave-hgx-h100", nodes=1, model="lesson", algorithm="nvls"
     )
     assert p.algorithm == "nvls" and p.time_s > 0
+
+
+def test_the_collectives_pages_every_model_view_says_what_nccl_tables_row_is():
+    """The Collectives page's "Every model" view shows nccl-table's row: capped at the NICs on
+    2 x dgx-b200 at 64 GiB, and its broadcast latency NCCL's ranking figure, said under it."""
+    from tests.test_app import open_page
+
+    for op, said in (
+        ("all_reduce", "exceeds the NIC line rate here: capped"),
+        ("broadcast", "broadcast/reduce latency is NCCL's ranking figure"),
+    ):
+        at = open_page(
+            "page_collectives.py",
+            {
+                "op": op,
+                "nccl_cluster": "dgx-b200",
+                "nccl_nodes": "2",
+                "size_text": "64GiB",
+                "coll_all_models": "true",
+            },
+        )
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        captions = " ".join(str(c.value) for c in at.caption)
+        assert "Note (nccl-table): " in captions and said in captions, captions
