@@ -243,8 +243,10 @@ CLUSTER_MESSAGE_BYTES = Limit(
 (1 B..2**44 B) with 0 B (an empty message: 0 s). Below 1 B is refused, scalar or array, as the
 commands refuse it (0.5 B answered 15 us): a collective sends whole bytes. Decision: a size of
 1 B or more need not be whole here (the commands take whole bytes): a notebook's
-``np.logspace`` grid draws a smooth curve. The alpha-beta formulas keep :data:`MESSAGE_BYTES`
-(fractions of a byte: they are evaluated at computed sizes)."""
+``np.logspace`` grid draws a smooth curve. A size past 2**44 B, or NaN, is refused in
+:data:`MESSAGE_BYTES`' words, the one-link formulas' (one message for an oversize buffer on every
+road); the alpha-beta formulas keep :data:`MESSAGE_BYTES` (fractions of a byte: they are
+evaluated at computed sizes)."""
 
 MIN_MFU = 0.001
 """The lowest model FLOP utilisation any surface takes (``mfu``, ``--mfu``, a sweep's axis, the

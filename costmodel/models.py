@@ -482,11 +482,10 @@ def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
         # gives no multi-node in-switch formula
         worst = int(n.max())
         raise ValueError(
-            f"algorithm: 'nvls' under the lesson model is the in-switch all-reduce of one NVLink "
-            f"domain, (N+1)/N M per GPU, not across nodes (`nodes` {worst}); across nodes use "
-            "the textbook model (its hierarchical all-reduce, with IB SHARP where the cluster "
-            "has it) or the nccl model (NVLSTree, CollNet); allowed here: "
-            + _allowed_without_nvls(LESSON)
+            f"algorithm: the lesson model cannot run 'nvls' across nodes (`nodes` {worst}): its "
+            "in-switch all-reduce, (N+1)/N M per GPU, is one NVLink domain's; use the textbook "
+            "model (its hierarchical all-reduce, with IB SHARP where the cluster has it) or the "
+            "nccl model (NVLSTree, CollNet); allowed here: " + _allowed_without_nvls(LESSON)
         )
     if not c.nvls:
         raise ValueError(

@@ -822,12 +822,14 @@ def predict_collective(
             "numbers; allowed: sizes in bytes (parse '1MB' with "
             "costmodel.units.parse_bytes)"
         ) from exc
-    from ._limits import CLUSTER_MESSAGE_BYTES as MESSAGE_BYTES  # the commands' range
+    from ._limits import CLUSTER_MESSAGE_BYTES, MESSAGE_BYTES  # the formulas' range, words
 
-    # NaN fails both; 0 is an empty message (0 s)
-    bad = ~(((m >= MESSAGE_BYTES.lo) & (m <= MESSAGE_BYTES.hi)) | (m == 0))
+    bad = ~((m >= MESSAGE_BYTES.lo) & (m <= MESSAGE_BYTES.hi))  # NaN fails both
+    rule = MESSAGE_BYTES.rule
+    if not bad.any():  # below a byte, not empty: the commands' range (CLUSTER_MESSAGE_BYTES)
+        bad = (m > 0) & (m < CLUSTER_MESSAGE_BYTES.lo)
+        rule = CLUSTER_MESSAGE_BYTES.rule
     if bad.any():
-        rule = MESSAGE_BYTES.rule
         if m.ndim == 0:
             raise must_be("message_bytes", rule, message_bytes)
         i = int(np.flatnonzero(bad.ravel())[0])  # the element, not the whole array

@@ -198,7 +198,7 @@ def test_the_lesson_model_runs_in_network_reduction_only_where_a_switch_reduces(
     assert_clean(at)
     captions = " ".join(_text(c.value) for c in at.caption)
     assert "Fastest algorithm: nvls" not in captions, captions
-    assert "not across nodes" in " ".join(_text(m.value) for m in at.markdown), (
+    assert "lesson model cannot run" in " ".join(_text(m.value) for m in at.markdown), (
         "the unavailable table says why"
     )
     for cluster, nodes, runs in (

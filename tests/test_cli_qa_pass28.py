@@ -53,4 +53,6 @@ def test_the_lesson_refuses_nvls_across_nodes_in_one_line():
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "not across nodes" in lines[0] and "textbook" in lines[0]
+    assert (
+        len(lines) == 1 and "cannot run 'nvls' across nodes" in lines[0] and "textbook" in lines[0]
+    )
