@@ -39,6 +39,8 @@ class Limit:
     lo_open: bool = False
     whole: bool = False
     hi_open: bool = False
+    #: 0 is allowed besides ``lo``..``hi`` (an empty message: 0 s)
+    zero_ok: bool = False
 
     def check(self, option: str, value: Any) -> None:
         if value is None:
@@ -65,6 +67,8 @@ class Limit:
         >>> LIMITS["mfu"].holds(0.4), LIMITS["mfu"].holds(1e-300), LIMITS["mfu"].holds(math.nan)
         (True, False, False)
         """
+        if self.zero_ok and x == 0:
+            return True
         ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
         ok = ok and (x < self.hi if self.hi_open else x <= self.hi)
         return ok and (not self.whole or x == math.floor(x))
@@ -224,11 +228,25 @@ MAX_MESSAGE_BYTES = 2**44
 """Largest collective buffer (16 TiB), as :func:`costmodel.predict.predict_collective`."""
 
 MESSAGE_BYTES = Limit("between 0 and 2**44 B (16 TiB)", 0, MAX_MESSAGE_BYTES, _bytes_of)
-"""The ``message_bytes`` of the API's formulas (``cm.allreduce_time``, ``cm.collective_time``,
-``cm.bytes_per_rank``, the topology formulas) and of :func:`costmodel.predict.predict_collective`:
-the commands' range (:data:`LIMITS`' ``size``) with 0 B (an empty message: 0 s, nothing is sent)
-and any fraction of a byte (a computed size, ``M / g``), refused past 2**44 B as the cluster form
-refuses it (1e30 B answered 3.9e19 s over one link)."""
+"""The ``message_bytes`` of the API's alpha-beta formulas (``cm.allreduce_time``,
+``cm.bytes_per_rank``, the topology formulas, the named rows): the commands' range (:data:`LIMITS`'
+``size``) with 0 B (an empty message: 0 s, nothing is sent) and any fraction of a byte (a
+computed size: a node's shard ``M / g``, a crossover between two rows), refused past 2**44 B as
+the cluster form refuses it (1e30 B answered 3.9e19 s over one link). A size on a cluster
+(:func:`costmodel.predict.predict_collective`) holds :data:`CLUSTER_MESSAGE_BYTES`."""
+
+CLUSTER_MESSAGE_BYTES = Limit(
+    "0 or between 1 and 2**44 B (16 TiB)", 1, MAX_MESSAGE_BYTES, _bytes_of, zero_ok=True
+)
+"""The ``message_bytes`` of :func:`costmodel.predict.predict_collective` (so of
+``cm.collective_time`` on a cluster, the sweep and every model on a cluster): the commands' range
+(1 B..2**44 B) with 0 B (an empty message: 0 s). Below 1 B is refused, scalar or array, as the
+commands refuse it (0.5 B answered 15 us): a collective sends whole bytes. Decision: a size of
+1 B or more need not be whole here (the commands take whole bytes): a notebook's
+``np.logspace`` grid draws a smooth curve. A size past 2**44 B, or NaN, is refused in
+:data:`MESSAGE_BYTES`' words, the one-link formulas' (one message for an oversize buffer on every
+road); the alpha-beta formulas keep :data:`MESSAGE_BYTES` (fractions of a byte: they are
+evaluated at computed sizes)."""
 
 MIN_MFU = 0.001
 """The lowest model FLOP utilisation any surface takes (``mfu``, ``--mfu``, a sweep's axis, the

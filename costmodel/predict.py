@@ -120,6 +120,10 @@ class Prediction:
     #: times are the model's extrapolation (:func:`buffer_memory_note`, the note ``collective
     #: --cluster``, ``predict`` and the sweep's ``memory_note`` column say), else ""
     memory_note: str = ""
+    #: what the model's numbers are on these rows where a reader would take them for more:
+    #: NCCL's own table (``nccl-table``) capped at the NICs' line rate, or its broadcast/reduce
+    #: latency being NCCL's ranking figure (:func:`nccl_table_note`), else ""
+    model_note: str = ""
 
     def all_finite(self) -> bool:
         """Whether every number is finite: what :func:`costmodel._checks.finite_result` checks
@@ -191,6 +195,69 @@ def _resolve(cluster: str | Cluster, nodes: int | None, gpus_per_node: int | Non
     from .presets import cluster as load_cluster
 
     return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node, field="cluster")
+
+
+#: ``nccl-table``'s broadcast and reduce latency: NCCL's figure for ranking algorithms
+NCCL_TABLE_CHAIN_NOTE = (
+    "nccl-table's broadcast/reduce latency is NCCL's ranking figure (base + one hop), which "
+    "does not grow with the ranks: the nccl model charges the chain's n - 1 hops"
+)
+#: ``nccl-table`` rows whose time NCCL's table put above the NICs' line rate
+NCCL_TABLE_CAPPED_NOTE = "NCCL's table exceeds the NIC line rate here: capped at the node's NICs"
+
+
+def nccl_table_note(op: str, ranks: int, capped: bool) -> str:
+    """The ``model_note`` of an ``nccl-table`` prediction (:class:`Prediction`, the notes
+    ``costmodel collective --model nccl-table`` prints): :data:`NCCL_TABLE_CHAIN_NOTE` for a
+    broadcast or reduce of 2 or more ranks, :data:`NCCL_TABLE_CAPPED_NOTE` where a size was
+    capped at the node's NIC line rate (:func:`costmodel.realistic.table_nic_floor_s`).
+
+    >>> nccl_table_note("all_reduce", 16, True) == NCCL_TABLE_CAPPED_NOTE
+    True
+    >>> nccl_table_note("all_reduce", 16, False)
+    ''
+    """
+    return "; ".join(_nccl_table_note_parts(op, ranks, capped))
+
+
+def _nccl_table_note_parts(op: str, ranks: int, capped: bool) -> list[str]:
+    parts = [NCCL_TABLE_CHAIN_NOTE] if op in ("broadcast", "reduce") and ranks >= 2 else []
+    if capped:
+        parts.append(NCCL_TABLE_CAPPED_NOTE)
+    return parts
+
+
+def nccl_table_notes(rows: pd.DataFrame) -> list[str]:
+    """The ``nccl-table`` notes of sweep rows (columns ``preset``, ``op``, ``nodes``,
+    ``ranks``, ``size_bytes``, ``time_s``, ``algorithm_used``, ``model``), once each: what
+    :func:`nccl_table_note` says of the predictions they hold (a row is capped where its time
+    is the NICs' line-rate floor). Empty for other models."""
+    from .presets import cluster as preset_cluster
+    from .realistic import table_nic_floor_s
+
+    need = {"preset", "op", "nodes", "ranks", "size_bytes", "time_s", "algorithm_used", "model"}
+    if not need <= set(rows.columns):
+        return []
+    table = rows[(rows["model"] == "nccl-table") & rows["time_s"].notna()]
+    notes: dict[str, None] = {}
+    for key, part in table.groupby(["preset", "op", "nodes", "ranks"], sort=False, observed=True):
+        preset, op, nodes, ranks = cast("tuple[str, str, int, int]", key)
+        k, n = int(nodes), int(ranks)
+        capped = False
+        if k > 1:
+            c = preset_cluster(str(preset), nodes=k, gpus_per_node=n // k)
+            floor = table_nic_floor_s(
+                str(op),
+                part["size_bytes"].to_numpy(dtype=float),
+                k,
+                part["algorithm_used"].astype(str).to_numpy(),
+                c,
+            )
+            t = part["time_s"].to_numpy(dtype=float)
+            capped = bool(np.any((floor > 0) & (t <= floor * (1 + 1e-12))))
+        for x in _nccl_table_note_parts(str(op), n, capped):
+            notes[x] = None
+    return list(notes)
 
 
 def buffer_memory_note(
@@ -630,9 +697,11 @@ def predict_collective(
     ----------
     op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}
     message_bytes : array_like
-        Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44. A
-        0-byte message takes 0 s (algorithm and protocol ``none``): NCCL discards an empty
-        collective (:func:`_empty_messages`). The CLI and the sweeps take 1 B to 2**44 B.
+        Per-rank buffer as nccl-tests prints it in its ``size`` column [B]: 0, or 1 to 2**44
+        (below 1 B is refused, scalar or array, as the CLI refuses it). A 0-byte message takes
+        0 s (algorithm and protocol ``none``): NCCL discards an empty collective
+        (:func:`_empty_messages`). The CLI and the sweeps take whole bytes, 1 B to 2**44 B;
+        here a size need not be whole (an ``np.logspace`` grid draws a smooth curve).
         A buffer larger than the GPU's memory is priced as any other (the model's
         extrapolation): the :class:`Prediction` has no field for notes, so the note the CLI,
         the app and the sweep's ``memory_note`` column print beside such a time is
@@ -753,11 +822,14 @@ def predict_collective(
             "numbers; allowed: sizes in bytes (parse '1MB' with "
             "costmodel.units.parse_bytes)"
         ) from exc
-    from ._limits import MESSAGE_BYTES  # the formulas' range, in the same words
+    from ._limits import CLUSTER_MESSAGE_BYTES, MESSAGE_BYTES  # the formulas' range, words
 
     bad = ~((m >= MESSAGE_BYTES.lo) & (m <= MESSAGE_BYTES.hi))  # NaN fails both
+    rule = MESSAGE_BYTES.rule
+    if not bad.any():  # below a byte, not empty: the commands' range (CLUSTER_MESSAGE_BYTES)
+        bad = (m > 0) & (m < CLUSTER_MESSAGE_BYTES.lo)
+        rule = CLUSTER_MESSAGE_BYTES.rule
     if bad.any():
-        rule = MESSAGE_BYTES.rule
         if m.ndim == 0:
             raise must_be("message_bytes", rule, message_bytes)
         i = int(np.flatnonzero(bad.ravel())[0])  # the element, not the whole array
@@ -806,6 +878,7 @@ def predict_collective(
             and _covering_fits(cal, op, level, algorithm, protocol)
         )
     )
+    model_note = ""  # nccl-table's notes (nccl_table_note), set where it answers
     if model in (_models.NCCL, CALIBRATED) and (scale or not used_fits):
         # NCCL's candidates answer (calibrated or not): NCCL's row of the table; alpha-beta
         # fits answer by their textbook algorithm (fitted_time_s names what they lack)
@@ -851,6 +924,14 @@ def predict_collective(
         # m1 is 1-d, so the array form comes back (asarray passes arrays through: no copy)
         res = nccl.nccl_table_time(op, m1, topo, algorithm, protocol)
         t, algos, protos = (np.asarray(x) for x in res)
+        capped = False
+        if c.nodes > 1:  # never above the NICs' line rate (table_nic_floor_s; said in its notes)
+            from .realistic import table_nic_floor_s
+
+            floor = table_nic_floor_s(op, m1, c.nodes, algos, c)
+            capped = bool(np.any((floor > t) & (m1 > 0)))
+            t = np.maximum(t, floor)
+        model_note = nccl_table_note(op, n, capped)
     else:
         t, algos, protos = realistic_time_s(
             op,
@@ -886,6 +967,7 @@ def predict_collective(
             str(protos[0]),
             band,
             note,
+            model_note,
         )
     return Prediction(
         op,
@@ -900,6 +982,7 @@ def predict_collective(
         protos.reshape(m.shape),
         band,
         note,
+        model_note,
     )
 
 
@@ -931,6 +1014,7 @@ def predict_collective_nodes(
         or m.ndim != 1
         or np.any(~np.isfinite(m))
         or np.any(m < 0)
+        or np.any((m > 0) & (m < 1))  # refused below 1 B, in predict_collective's words
         or np.any(m > 2.0**44)
         or any(
             c.calibration is not None or c.ranks < 2 or not _same_but_nodes(c, c0) for c in clusters

@@ -52,6 +52,7 @@ scratch, with the same numbers bit for bit (tests/test_realistic_plan.py).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -211,6 +212,52 @@ def busbw_bound_bytes_per_s(
     return np.minimum(intra, np.where(one, np.inf, net))
 
 
+def table_nic_floor_s(
+    op: str,
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    algorithms: ArrayLike,
+    cluster: Cluster,
+) -> np.ndarray:
+    r"""The least time the node's NICs at line rate allow each row of NCCL's table [s].
+
+    NCCL's own table (``nccl-table``) can price a multi-node op above the NICs' line rate
+    (NVLSTree all-reduce on 2 x 8 B200 over 8 x 400G: algbw 409 GB/s where the node's NICs
+    carry 400 GB/s per direction); every printed prediction holds the hardware's bound, so its
+    time is capped at
+
+    .. math:: t_\mathrm{NIC} = M\,f(N) / \mathrm{busbw_{max}}
+
+    with :math:`f` the nccl-tests bus-bandwidth factor and :math:`\mathrm{busbw_{max}}`
+    :func:`busbw_bound_bytes_per_s` of the row's algorithm with ``B`` the node's NIC line rate
+    (``cluster.node_inter_bandwidth_bytes_per_s``, no efficiency) and no NVLink bound (the NIC
+    bound alone: one node gives 0). ``cluster`` is the node (its slice of GPUs per node);
+    ``nodes`` and ``algorithms`` broadcast with the sizes.
+
+    >>> from costmodel.presets import cluster
+    >>> c = cluster("dgx-b200", nodes=2)
+    >>> float(table_nic_floor_s("all_reduce", 400e9, 2, "nvls_tree", c))  # 400 GB/s
+    1.0
+    """
+    m, k, a = np.broadcast_arrays(
+        np.asarray(message_bytes, dtype=float),
+        np.asarray(nodes, dtype=float),
+        np.asarray(algorithms, dtype=object),
+    )
+    out = np.zeros(m.shape)
+    g = float(cluster.gpus_per_node)
+    B = cluster.node_inter_bandwidth_bytes_per_s
+    multi = k > 1
+    if not multi.any() or B <= 0:
+        return out
+    n = k * g
+    for name in {str(x) for x in a[multi].tolist()}:
+        rows = multi & (a == name)
+        bound = busbw_bound_bytes_per_s(op, name, k[rows], g, math.inf, B)
+        out[rows] = m[rows] * T.BUSBW_FACTOR[op](n[rows]) / bound
+    return out
+
+
 def _nsteps(op: str, n: np.ndarray) -> np.ndarray:
     if op == "all_reduce":
         return 2 * (n - 1)
@@ -230,9 +277,13 @@ def _latency_us(
     topo: nccl.TopologyInputs,
     k: np.ndarray,
     step_scale: float = 1.0,
+    chain: bool = False,
 ) -> np.ndarray:
     """nccl.latency_us with the node count k an array (same branches, tuning.cc l.384-435);
-    ``step_scale`` multiplies the intra-node hop latency (C.nvlink_step_latency_scale)."""
+    ``step_scale`` multiplies the intra-node hop latency (C.nvlink_step_latency_scale).
+    ``chain``: a ring broadcast or reduce costs its chain of n - 1 hops,
+    :func:`costmodel.nccl.ring_chain_latency_us` (the ``nccl`` model), not NCCL's ranking
+    figure of base + one hop (``nccl-table``)."""
     p = nccl.PROTOCOLS.index(protocol)
     ppn = topo.gpus_per_node
     n = k * ppn
@@ -245,7 +296,7 @@ def _latency_us(
     if protocol == "simple":
         inter += topo.latency_inter_us
     if a == "ring":
-        if op in ("broadcast", "reduce"):
+        if op in ("broadcast", "reduce") and not chain:
             return np.where(
                 multi,
                 lat + T.NCCL_HW_LATENCY_US["net"]["ring"][p],
@@ -256,6 +307,8 @@ def _latency_us(
             overhead *= T.NCCL_NET_OVERHEAD_SIMPLE_MULTIPLIER
         intra_eff = np.where(multi, max(intra, overhead), intra)
         n_inter = np.where(multi, 2 * (k - 1) if op == "all_reduce" else k - 1, 0)
+        if op in ("broadcast", "reduce"):  # the chain: n - 1 hops, k - 1 between nodes
+            nsteps = n - 1
         return lat + (nsteps - n_inter) * intra_eff + n_inter * inter
     if a == "tree":
         return lat + 2 * ((ppn - 1) * intra + _log2i(k) * inter)
@@ -474,7 +527,7 @@ def _group_plan(
             step *= C.blackwell_nvlink_step_latency_scale(
                 float(c.gpu.compute_capability), c.intra_kind, a, pr, p
             )
-        lat = _latency_us(op, a, pr, topo, k, step) * lam
+        lat = _latency_us(op, a, pr, topo, k, step, chain=corrected) * lam
         if corrected and op == "all_reduce" and a == "nvls" and c.nodes == 1:
             bw = np.full(n.shape, C.nvls_allreduce_algbw_gbs(topo))
         elif corrected and a == "tree":
@@ -848,6 +901,10 @@ def realistic_rows(
         )
         best = np.argmin(times, axis=0)
         t[rows] = times[best, np.arange(rows.size)]
+        if not corrected and cc > 1:  # NCCL's table, never above the NICs' line rate
+            chosen = np.array([pairs[b][0] for b in best.tolist()], dtype=object)
+            nic_floor = table_nic_floor_s(op, m[rows], k[rows], chosen, c)
+            t[rows] = np.maximum(t[rows], nic_floor)
         amap = np.array([a_names.setdefault(a, len(a_names)) for a, _ in pairs], dtype=np.int32)
         pmap = np.array([p_names.setdefault(x, len(p_names)) for _, x in pairs], dtype=np.int32)
         a_code[rows], p_code[rows] = amap[best], pmap[best]

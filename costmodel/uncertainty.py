@@ -200,6 +200,25 @@ def _empty(model: str, reg: str, note: str, shape) -> ErrorBand:
     return ErrorBand(model, reg, False, nan, nan, nan, 0, 0, note)
 
 
+#: What the band of a multi-node broadcast or reduce rests on: no bundled run measures one, so
+#: the band shown is its regime's, measured on the other ops (all-reduce chiefly)
+#: (:func:`borrowed_band_note`)
+BORROWED_BAND_NOTE = (
+    "no bundled run measures a multi-node broadcast or reduce: the band is the regime's, "
+    "measured on all-reduce and the other ops"
+)
+
+
+def borrowed_band_note(op: str | None, nodes: int) -> str:
+    """:data:`BORROWED_BAND_NOTE` for a broadcast or reduce across nodes, else ``""``: the note
+    :attr:`ErrorBand.note` carries and ``costmodel collective`` prints (``band:``).
+
+    >>> borrowed_band_note("broadcast", 2) == BORROWED_BAND_NOTE, borrowed_band_note("reduce", 1)
+    (True, '')
+    """
+    return BORROWED_BAND_NOTE if op in ("broadcast", "reduce") and int(nodes) > 1 else ""
+
+
 def error_band(
     model: str,
     fabric: str,
@@ -277,6 +296,9 @@ def error_band(
     extrapolated, beyond = _extrapolation(table, nodes, gpus, m)
     if extrapolated:
         note += f"; {extrapolated}"
+    borrowed = borrowed_band_note(op, nodes)
+    if borrowed:
+        note += f"; {borrowed}"
     measured_nodes, measured_gpus = (
         [int(table[sc][key]) for sc, has in present.items() if has and key in table[sc]]
         for key in ("max_nodes", "max_gpus")

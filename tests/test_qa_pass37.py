@@ -23,7 +23,7 @@ size monotonicity and to "adding a node never speeds an op up" over every preset
 Deliberate exceptions, documented where they are made and not tested as violations: the
 in-switch all-reduce (``nvls``, DESIGN 3.1: ``a + (N+1)/N M b``) gets faster per rank as ranks
 are added (each GPU moves ``(N+1)/N M``); NCCL's table alone (``nccl-table``, a reference
-baseline) breaks the bound (README); a DDP rank holds a bucket copy that one rank does not
+baseline) is held to the NIC bound only (capped there: tests/test_qa_pass68.py); a DDP rank holds a bucket copy that one rank does not
 (DESIGN 3.7); the error band's ends step at its regime boundaries (1 MiB), so they are not
 monotone in size.
 """

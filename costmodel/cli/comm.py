@@ -144,7 +144,28 @@ def _band_note(df: Any) -> str:
     text += " " + LEAVES_OUT
     ways = _one_sided(df)
     far = _extrapolated(df)
-    return text + (f"\nband: {ways}" if ways else "") + (f"\nband: {far}" if far else "")
+    borrowed = _borrowed(df)
+    return (
+        text
+        + (f"\nband: {ways}" if ways else "")
+        + (f"\nband: {far}" if far else "")
+        + (f"\nband: {borrowed}" if borrowed else "")
+    )
+
+
+def _borrowed(df: Any) -> str:
+    """:data:`costmodel.uncertainty.BORROWED_BAND_NOTE` where a shown row is a broadcast or
+    reduce across nodes with a band (the API's ``ErrorBand.note`` says it too), else ``""``."""
+    from ..uncertainty import borrowed_band_note
+
+    if not {"op", "nodes"} <= set(df.columns):
+        return ""
+    shown = df[df["error_band_pct"].notna()]
+    for op, nodes in zip(shown["op"], shown["nodes"], strict=True):
+        note = borrowed_band_note(str(op), int(nodes))
+        if note:
+            return note
+    return ""
 
 
 def _sources(df: Any) -> list[str]:
@@ -534,6 +555,10 @@ def collective(
     notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
     if cluster is None:  # an nvls row over a plain link: what it needs, once
         notes += _link_hardware_notes(df)
+    else:  # NCCL's table capped at the NICs, its broadcast/reduce latency (Prediction.model_note)
+        from ..predict import nccl_table_notes
+
+        notes += nccl_table_notes(df)
     memory_note = ""
     if cluster is not None:  # a raw link names no GPU, so no memory to hold the buffer in
         from ..predict import buffer_memory_note

@@ -34,7 +34,12 @@ inputs), :mod:`.bandwidth` (bandwidth and latency), :mod:`.availability` and
 from __future__ import annotations
 
 from .availability import candidates, unavailable_reason
-from .bandwidth import algorithm_bandwidth_gbs, bus_bandwidth_gbs, latency_us
+from .bandwidth import (
+    algorithm_bandwidth_gbs,
+    bus_bandwidth_gbs,
+    latency_us,
+    ring_chain_latency_us,
+)
 from .names import (
     ALGORITHMS,
     CPU_VENDORS,
@@ -73,6 +78,7 @@ __all__ = [
     "cc_index",
     "check_op",
     "latency_us",
+    "ring_chain_latency_us",
     "nccl_table_time",
     "normalize_algorithm",
     "canonical_choice",

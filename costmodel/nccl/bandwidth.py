@@ -131,6 +131,9 @@ def latency_us(op: str, algorithm: str, protocol: str, topo: TopologyInputs) -> 
     Ring: base + (nsteps - nInterSteps) x intraLat + nInterSteps x interLat; Tree: base +
     2((ppn - 1) intraLat + log2(nNodes) interLat); NVLS: intraLat (+ interLat on several
     nodes); NVLSTree: intraLat + 2 log2(nNodes) interLat; broadcast/reduce: base + one hop.
+    The last is NCCL's figure for ranking algorithms (broadcast and reduce run Ring only), not
+    the time of a chain of nRanks - 1 hops: the ``nccl-table`` baseline keeps it, the ``nccl``
+    model charges :func:`ring_chain_latency_us`.
 
     >>> from costmodel.nccl import topology_inputs
     >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
@@ -171,3 +174,49 @@ def latency_us(op: str, algorithm: str, protocol: str, topo: TopologyInputs) -> 
         return lat + intra + 2 * _log2i(nodes) * inter
     # pat
     return lat + _log2i(nodes) * (inter / T.NCCL_PAT_INTER_DIVISOR) + n * T.NCCL_PAT_RANK_US
+
+
+def ring_chain_latency_us(protocol: str, topo: TopologyInputs, step_scale: float = 1.0) -> float:
+    r"""Latency of a ring broadcast or reduce as a pipelined chain, microseconds.
+
+    NCCL runs broadcast and reduce as a chain along its ring (``src/device/broadcast.h``,
+    ``reduce.h``: each rank receives a chunk from its predecessor and forwards it), so the
+    first byte reaches the last rank after :math:`n - 1` hops, :math:`k - 1` of them between
+    nodes (the ring enters and leaves each node once) and :math:`n - k` over NVLink or PCI:
+
+    .. math:: \ell = \ell_\mathrm{base} + (n - k)\,\ell_\mathrm{intra}
+              + (k - 1)\,\ell_\mathrm{inter}
+
+    with NCCL's per-hop constants exactly as its ring all-reduce and all-gather charge them
+    (tuning.cc l.384-410: ``intraLat`` = hwLat[intra][Ring][proto] x ``step_scale``, at least
+    the network overhead on several nodes; ``interLat`` = hwLat[NET][Ring][proto] + the net
+    plugin's ``latencyInter``, twice for Simple): the latency of the all-gather ring, whose
+    nRanks - 1 steps are the same hops. NCCL's table (:func:`latency_us`) charges base + one hop
+    for broadcast and reduce, a figure for ranking algorithms that does not grow with the
+    ranks. k nodes of ppn GPUs: n = k ppn.
+
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=2,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+    >>> ring_chain_latency_us("ll", t), latency_us("broadcast", "ring", "ll", t)  # one hop
+    (7.2, 7.2)
+    >>> t = topology_inputs(compute_capability=9.0, nodes=4, gpus_per_node=8,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True,
+    ...                     nics_per_node=8, nic_bandwidth_bytes_per_s=50e9)
+    >>> round(ring_chain_latency_us("ll", t), 1)  # 6.6 + 28 x 1.0 + 3 x 2.7
+    42.7
+    """
+    p = PROTOCOLS.index(protocol)
+    nodes, n = topo.nodes, topo.ranks
+    intra = T.NCCL_HW_LATENCY_US[topo.intra_type]["ring"][p] * step_scale
+    net_algo = "tree" if topo.gpus_per_node == 1 else "ring"
+    inter = T.NCCL_HW_LATENCY_US["net"][net_algo][p] + topo.latency_inter_us
+    if protocol == "simple":
+        inter += topo.latency_inter_us
+    if nodes > 1:
+        overhead = T.NCCL_NET_OVERHEAD_US[topo.cpu_vendor]
+        if protocol == "simple":
+            overhead *= T.NCCL_NET_OVERHEAD_SIMPLE_MULTIPLIER
+        intra = max(intra, overhead)
+    n_inter = nodes - 1
+    return T.NCCL_BASE_LATENCY_US["ring"][p] + (n - 1 - n_inter) * intra + n_inter * inter

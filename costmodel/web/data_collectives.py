@@ -138,6 +138,8 @@ def models_at_size(
                 "time_s": p.time_s,
                 "algbw_bytes_per_s": p.algbw_bytes_per_s,
                 "busbw_bytes_per_s": p.busbw_bytes_per_s,
+                # nccl-table capped at the NICs, its broadcast/reduce latency: said on the page
+                "note": p.model_note,
             }
         )
     return pd.DataFrame(rows).set_index("model")

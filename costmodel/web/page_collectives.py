@@ -832,6 +832,9 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         cards=True,  # a model and size per card on a phone: its grid scrolled sideways
         caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
     )
+    if "note" in at_size.columns:  # what nccl-table's row is (capped at the NICs, ...)
+        said = [str(n) for n in at_size["note"] if n]
+        notes([x for n in said for x in n.split("; ")], prefix="note (nccl-table): ")
 
 
 def render() -> None:
