@@ -60,17 +60,46 @@ def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[di
     >>> [Layout(ranks=16, gpus_per_node=8, **k).name for k in candidate_layouts(16, 8)]
     ['ddp', 'zero1', 'zero2', 'fsdp', 'fsdp (no reshard)', 'hsdp g=2', 'hsdp g=4', 'hsdp g=8']
     """
-    out: list[dict[str, Any]] = [
-        {"strategy": "ddp"},
-        {"strategy": "zero1"},
-        {"strategy": "zero2"},
-        {"strategy": "fsdp"},
-        {"strategy": "fsdp", "reshard_after_forward": False},
-    ]
-    for g in range(2, ranks):
-        if ranks % g == 0 and (gpus_per_node % g == 0 or g % gpus_per_node == 0):
-            out.append({"strategy": "hsdp", "group_size": g})
+    out: list[dict[str, Any]] = [dict(o) for o in _FIXED_LAYOUTS]
+    out += [{"strategy": "hsdp", "group_size": g} for g in hsdp_group_sizes(ranks, gpus_per_node)]
     return [{**options, **o} for o in out]
+
+
+#: the layouts :func:`candidate_layouts` tries at every rank count, before hsdp's groups
+_FIXED_LAYOUTS: tuple[dict[str, Any], ...] = (
+    {"strategy": "ddp"},
+    {"strategy": "zero1"},
+    {"strategy": "zero2"},
+    {"strategy": "fsdp"},
+    {"strategy": "fsdp", "reshard_after_forward": False},
+)
+
+
+def hsdp_group_sizes(ranks: int, gpus_per_node: int) -> list[int]:
+    """The hsdp sharding groups :func:`candidate_layouts` tries, ascending: every ``g`` with
+    ``1 < g < ranks``, ``g | ranks``, and ``g | gpus_per_node`` or ``gpus_per_node | g`` (a
+    group inside a node or of whole nodes). Found among the divisors of ``ranks``, pairs
+    ``(d, ranks / d)`` for ``d <= sqrt(ranks)``: O(sqrt(ranks)) steps, not O(ranks).
+
+    >>> hsdp_group_sizes(16, 8)
+    [2, 4, 8]
+    """
+    small = [d for d in range(1, math.isqrt(ranks) + 1) if ranks % d == 0]
+    divisors = sorted({*small, *(ranks // d for d in small)})
+    return [
+        g for g in divisors if 1 < g < ranks and (gpus_per_node % g == 0 or g % gpus_per_node == 0)
+    ]
+
+
+def candidate_count(ranks: int, gpus_per_node: int) -> int:
+    """How many layouts :func:`candidate_layouts` tries on ``ranks`` ranks of nodes of
+    ``gpus_per_node`` GPUs, counted without building them: the fixed five (ddp, zero1, zero2,
+    fsdp with and without resharding) plus one per hsdp group (:func:`hsdp_group_sizes`).
+
+    >>> candidate_count(16, 8) == len(candidate_layouts(16, 8))
+    True
+    """
+    return len(_FIXED_LAYOUTS) + len(hsdp_group_sizes(ranks, gpus_per_node))
 
 
 def collective_half_width(s: StrategyStep) -> float:

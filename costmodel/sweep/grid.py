@@ -770,7 +770,10 @@ class Grid:
 
     @property
     def rows(self) -> int:
-        """Number of rows the grid evaluates to (algorithm ``all`` expanded)."""
+        """Number of rows the grid evaluates to (algorithm ``all`` expanded; a step sweep's
+        ``strategy=all`` counted by :func:`_all_layout_rows`, no layout built)."""
+        if self.kind == "step" and self.axes.get("strategy") == ["all"]:
+            return _all_layout_rows(self.axes, _step_cats(self.axes), _numeric_axes(self))
         return sum(n for _, n in _combos(self))
 
 
@@ -1863,27 +1866,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             yield dict(zip(mem, values, strict=True)), block
         return
     if grid.kind == "step":
-        cats = {
-            "preset": _presets(a["preset"], a),
-            "model": a.get("model", ["nccl"]),
-            "arch": a.get("arch", [None]),
-            "strategy": a.get("strategy", ["ddp"]),
-            "recipe": a.get("recipe", ["mixed-adam"]),
-            "recompute": a.get("recompute", ["none"]),
-            "loss": a.get("loss", ["fp32"]),
-            # None: not set (FlashAttention, as costmodel step; no column for it)
-            "flash_attention": a.get("flash_attention", [None]),
-            "reshard_after_forward": a.get("reshard_after_forward", [None]),
-            "gradient_as_bucket_view": a.get("gradient_as_bucket_view", [None]),
-            "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
-            "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
-            "precision": a.get("precision", [None]),  # None: the recipe's (fp8 for fp8-mixed)
-            "no_sync": a.get("no_sync", [True]),
-            # time and cost to train: one setting for every row (one value each: no crossing)
-            "tokens": a.get("tokens", [None]),
-            "price": [tuple(a["price"])] if "price" in a else [None],
-            "usd_per_gpu_hour": a.get("usd_per_gpu_hour", [None]),
-        }
+        cats = _step_cats(a)
         if cats["strategy"] == ["all"]:
             yield from _all_layout_combos(a, cats, numeric)
             return
@@ -1908,6 +1891,31 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                                 "launch": launch,
                             }
                             yield cat, block
+
+
+def _step_cats(a: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A step grid's categorical axes, each unset one at ``costmodel step``'s default."""
+    return {
+        "preset": _presets(a["preset"], a),
+        "model": a.get("model", ["nccl"]),
+        "arch": a.get("arch", [None]),
+        "strategy": a.get("strategy", ["ddp"]),
+        "recipe": a.get("recipe", ["mixed-adam"]),
+        "recompute": a.get("recompute", ["none"]),
+        "loss": a.get("loss", ["fp32"]),
+        # None: not set (FlashAttention, as costmodel step; no column for it)
+        "flash_attention": a.get("flash_attention", [None]),
+        "reshard_after_forward": a.get("reshard_after_forward", [None]),
+        "gradient_as_bucket_view": a.get("gradient_as_bucket_view", [None]),
+        "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
+        "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
+        "precision": a.get("precision", [None]),  # None: the recipe's (fp8 for fp8-mixed)
+        "no_sync": a.get("no_sync", [True]),
+        # time and cost to train: one setting for every row (one value each: no crossing)
+        "tokens": a.get("tokens", [None]),
+        "price": [tuple(a["price"])] if "price" in a else [None],
+        "usd_per_gpu_hour": a.get("usd_per_gpu_hour", [None]),
+    }
 
 
 def _launches(a: dict[str, list[Any]]) -> list[dict[str, Any] | None]:
@@ -1976,28 +1984,19 @@ def _all_layout_combos(
     ``pinned``: the values of the numeric axes it fixes (``nodes``, ``gpus_per_node`` or
     ``ranks``, and hsdp's ``group_size``); the block is the other numeric axes. Each row names its layout as a
     named sweep's does (the step's :meth:`~costmodel.strategy.layout.Layout.identity`)."""
-    from .. import presets
     from ..strategy.advisor import candidate_layouts
 
     block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
-    clusters: dict[tuple[str, int, int | None], Any] = {}
-    shapes: dict[str, list[tuple[int, int | None, dict[str, Any]]]] = {}
+    shapes: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
     for values in itertools.product(*cats.values()):
         cat = dict(zip(cats, values, strict=True))
         if cat["preset"] not in shapes:
-            shapes[cat["preset"]] = list(_step_shapes(a, cat["preset"]))
-        for nodes, gpn, fixed in shapes[cat["preset"]]:
-            if nodes == 0:  # a count this preset's node cannot build (preset=all): one block
+            shapes[cat["preset"]] = list(_step_all_clusters(a, cat["preset"]))
+        for ranks, per_node, fixed in shapes[cat["preset"]]:
+            if ranks == 0:  # a count this preset's node cannot build (preset=all): one block
                 # of refused rows, strategy "all" as asked (no cluster lists its layouts)
                 yield {**cat, "reshard_after_forward": None, "pinned": dict(fixed)}, block
                 continue
-            key = (cat["preset"], nodes, gpn)
-            if key not in clusters:
-                clusters[key] = presets.cluster(
-                    key[0], nodes=key[1], gpus_per_node=key[2], field="preset"
-                )
-            c = clusters[key]
-            ranks, per_node = int(c.ranks), int(c.gpus_per_node)
             for kw in candidate_layouts(ranks, per_node):
                 pinned = dict(fixed)
                 if "group_size" in kw:
@@ -2011,6 +2010,45 @@ def _all_layout_combos(
                     },
                     block,
                 )
+
+
+def _all_layout_rows(
+    a: dict[str, list[Any]], cats: dict[str, list[Any]], numeric: list[str]
+) -> int:
+    """The rows :func:`_all_layout_combos` yields, counted without building a layout: per
+    preset, each cluster's :func:`costmodel.strategy.advisor.candidate_count` (one block for a
+    count the node cannot build), times the other categorical axes and the block. What
+    :data:`MAX_STEP_ROWS` is checked on before any layout or row."""
+    from ..strategy.advisor import candidate_count
+
+    block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
+    others = math.prod(len(v) for k, v in cats.items() if k != "preset")
+    blocks = sum(
+        1 if ranks == 0 else candidate_count(ranks, per_node)
+        for preset in cats["preset"]
+        for ranks, per_node, _ in _step_all_clusters(a, preset)
+    )
+    return blocks * others * block
+
+
+def _step_all_clusters(
+    a: dict[str, list[Any]], preset: str
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """A step sweep's clusters on ``preset`` (:func:`_step_shapes`), as (ranks, GPUs per node,
+    the values a ``strategy=all`` block pins); ranks 0 for a count the node cannot build. The
+    preset is read once per node slice (``presets.cluster``), then given each node count
+    (``presets.cluster`` of that Cluster: a count it cannot take is refused, as before)."""
+    from .. import presets
+
+    sliced: dict[int | None, Any] = {}
+    for nodes, gpn, fixed in _step_shapes(a, preset):
+        if nodes == 0:
+            yield 0, 0, fixed
+            continue
+        if gpn not in sliced:
+            sliced[gpn] = presets.cluster(preset, gpus_per_node=gpn, field="preset")
+        c = presets.cluster(sliced[gpn], nodes=nodes)  # a node count it cannot take: refused
+        yield int(c.ranks), int(c.gpus_per_node), fixed
 
 
 def _step_shapes(
