@@ -54,3 +54,58 @@ def test_big_all_grid_refused_without_building_a_layout(monkeypatch: pytest.Monk
         )
     assert f"at most {MAX_STEP_ROWS:,} per step sweep" in str(err.value)
     assert "153,668 step rows" in str(err.value)
+
+
+# A memory sweep's strategy=all gave one piece per rank count and layout (a row each), each
+# sized by its own _eval_memory call: about 130 rows/s against thousands with named
+# strategies. The pieces of one layout are now sized together, rows in the same order.
+
+
+def _memory_all(**axes: str) -> gridmod.Grid:
+    return make_grid(kind="memory", preset="dgx-h100", params="7B", strategy="all", **axes)
+
+
+@pytest.mark.parametrize(
+    "axes",
+    [
+        {"nodes": "1..24"},
+        {"ranks": "8,12,16,24,64"},
+        {"nodes": "1..6", "gpus_per_node": "2,8"},
+        {"nodes": "1..4", "recipe": "mixed-adam,fp8-mixed", "cuda_context": "0,1GB"},
+    ],
+)
+def test_memory_all_grouped_rows_equal_each_piece_alone(
+    axes: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from costmodel.sweep import evaluate as ev
+
+    g = _memory_all(**axes)
+    grouped = ev._unify(list(ev.iter_sweep(g)))
+
+    def one_by_one(kind: str, pieces: list, get_cluster: object) -> list:
+        return [ev._to_table(ev._eval_block(kind, c, n, get_cluster), k) for c, n, k in pieces]
+
+    monkeypatch.setattr(ev, "_eval_pieces", one_by_one)
+    alone = ev._unify(list(ev.iter_sweep(g)))
+    assert grouped.num_rows == g.rows == alone.num_rows
+    assert grouped.schema.names == alone.schema.names
+    assert grouped.equals(alone)
+
+
+def test_memory_all_sized_once_per_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from costmodel.sweep import evaluate as ev
+
+    calls: list[int] = []
+    real = ev._eval_memory
+
+    def counted(cat: dict, num: dict, get_cluster: object) -> dict:
+        calls.append(1)
+        return real(cat, num, get_cluster)
+
+    monkeypatch.setattr(ev, "_eval_memory", counted)
+    g = _memory_all(nodes="1..40")
+    table = ev._unify(list(ev.iter_sweep(g)))
+    assert table.num_rows == g.rows
+    # ddp, zero1, zero2, fsdp (two) and hsdp g=2,4,8 at every node count, then 8 x each
+    # divisor of the nodes: one call per distinct layout, not one per row
+    assert len(calls) < g.rows / 5

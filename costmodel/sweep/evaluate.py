@@ -1962,6 +1962,8 @@ def _eval_pieces(
     """The tables of pieces ``(cat, num, rows)`` of a grid of ``kind``, in order: each piece
     through :func:`_eval_block`; a step grid's pieces priced together first
     (:func:`_step_rows`: every layout and node count of a chunk in one batch)."""
+    if kind == "memory" and sum("pinned" in cat for cat, _, _ in pieces) > 1:
+        return [_memory_layout_groups(pieces, get_cluster)]
     if kind != "step":
         return [_to_table(_eval_block(kind, cat, num, get_cluster), n) for cat, num, n in pieces]
     from ..strategy.comm import PredictionCache
@@ -1977,6 +1979,36 @@ def _eval_pieces(
             for (cat, num, n), rows in zip(batch, priced, strict=True)
         ]
     return tables
+
+
+def _memory_layout_groups(
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]], get_cluster: Any
+) -> pa.Table:
+    """A memory sweep's ``strategy=all`` pieces (one per rank count and layout, a row or a
+    few each: :func:`~.grid._all_memory_combos`) sized one layout at a time: the pieces of one
+    layout (every categorical value but the pinned rank count alike) joined into one block
+    for :func:`_eval_memory`, whose rows are each their own ranks, then put back in the
+    pieces' order. The same rows as sizing each piece alone, without one call per row."""
+    import pyarrow as pa
+
+    groups: dict[str, list[int]] = {}
+    for i, (cat, num, _n) in enumerate(pieces):
+        key = repr(sorted((k, v) for k, v in cat.items() if k != "pinned")) + repr(sorted(num))
+        groups.setdefault(key, []).append(i)
+    starts = np.cumsum([0] + [n for _, _, n in pieces])
+    tables: list[pa.Table] = []
+    where = np.empty(int(starts[-1]), dtype=np.int64)  # row of the grouped table per row
+    done = 0
+    for members in groups.values():
+        cat = pieces[members[0]][0]
+        nums = [pieces[i][1] for i in members]
+        num = {k: np.concatenate([x[k] for x in nums]) for k in nums[0]}
+        rows = sum(pieces[i][2] for i in members)
+        tables.append(_to_table(_eval_memory(cat, num, get_cluster), rows))
+        for i in members:
+            where[starts[i] : starts[i + 1]] = np.arange(done, done + pieces[i][2])
+            done += pieces[i][2]
+    return _unify(tables).take(pa.array(where))
 
 
 def _node_counts(pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]]) -> list[int]:
