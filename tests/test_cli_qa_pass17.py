@@ -129,7 +129,8 @@ def test_compare_leaves_out_its_own_saved_text_output(tmp_path):
     shutil.copy(H100_LOG, logs)
     first = run("validate", "compare", str(logs))  # the assumed cluster is said on stderr
     assert first.exit_code == 0, first.stderr
-    assert first.stderr.startswith("assumed: ") and first.stdout.splitlines()[-1].startswith("ok:")
+    assert first.stderr.startswith("from the log: ") and "\nassumed: " in first.stderr
+    assert first.stdout.splitlines()[-1].startswith("ok:")
     (logs / "out.txt").write_text(first.stdout, encoding="utf-8")
     (logs / "err.txt").write_text(first.stderr, encoding="utf-8")
     (logs / "both.txt").write_text(first.stderr + first.stdout, encoding="utf-8")  # 2>&1
