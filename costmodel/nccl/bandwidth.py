@@ -176,7 +176,7 @@ def latency_us(op: str, algorithm: str, protocol: str, topo: TopologyInputs) -> 
     return lat + _log2i(nodes) * (inter / T.NCCL_PAT_INTER_DIVISOR) + n * T.NCCL_PAT_RANK_US
 
 
-def ring_chain_latency_us(protocol: str, topo: TopologyInputs, step_scale: float = 1.0) -> float:
+def ring_chain_latency_us(protocol: str, topo: TopologyInputs) -> float:
     r"""Latency of a ring broadcast or reduce as a pipelined chain, microseconds.
 
     NCCL runs broadcast and reduce as a chain along its ring (``src/device/broadcast.h``,
@@ -187,13 +187,11 @@ def ring_chain_latency_us(protocol: str, topo: TopologyInputs, step_scale: float
     .. math:: \ell = \ell_\mathrm{base} + (n - k)\,\ell_\mathrm{intra}
               + (k - 1)\,\ell_\mathrm{inter}
 
-    with NCCL's per-hop constants exactly as its ring all-reduce and all-gather charge them
-    (tuning.cc l.384-410: ``intraLat`` = hwLat[intra][Ring][proto] x ``step_scale``, at least
-    the network overhead on several nodes; ``interLat`` = hwLat[NET][Ring][proto] + the net
-    plugin's ``latencyInter``, twice for Simple): the latency of the all-gather ring, whose
-    nRanks - 1 steps are the same hops. NCCL's table (:func:`latency_us`) charges base + one hop
+    the same hops, at the same per-hop constants (tuning.cc l.384-410), as NCCL's ring
+    all-gather, whose latency it is (:func:`latency_us`). NCCL's table charges base + one hop
     for broadcast and reduce, a figure for ranking algorithms that does not grow with the
-    ranks. k nodes of ppn GPUs: n = k ppn.
+    ranks. k nodes of ppn GPUs: n = k ppn. The ``nccl`` model evaluates the same chain with
+    the node count an array (``costmodel.realistic._latency_us``, ``chain=True``).
 
     >>> from costmodel.nccl import topology_inputs
     >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=2,
@@ -206,17 +204,4 @@ def ring_chain_latency_us(protocol: str, topo: TopologyInputs, step_scale: float
     >>> round(ring_chain_latency_us("ll", t), 1)  # 6.6 + 28 x 1.0 + 3 x 2.7
     42.7
     """
-    p = PROTOCOLS.index(protocol)
-    nodes, n = topo.nodes, topo.ranks
-    intra = T.NCCL_HW_LATENCY_US[topo.intra_type]["ring"][p] * step_scale
-    net_algo = "tree" if topo.gpus_per_node == 1 else "ring"
-    inter = T.NCCL_HW_LATENCY_US["net"][net_algo][p] + topo.latency_inter_us
-    if protocol == "simple":
-        inter += topo.latency_inter_us
-    if nodes > 1:
-        overhead = T.NCCL_NET_OVERHEAD_US[topo.cpu_vendor]
-        if protocol == "simple":
-            overhead *= T.NCCL_NET_OVERHEAD_SIMPLE_MULTIPLIER
-        intra = max(intra, overhead)
-    n_inter = nodes - 1
-    return T.NCCL_BASE_LATENCY_US["ring"][p] + (n - 1 - n_inter) * intra + n_inter * inter
+    return latency_us("all_gather", "ring", protocol, topo)
