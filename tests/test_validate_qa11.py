@@ -293,7 +293,16 @@ def test_a_gloo_runs_ddp_steps_alone_carry_the_note_in_json_too(gloo, tmp_path):
     assert code == 0 and len(said["ddp_steps"]) > 0  # shown, not judged
     text = run("validate", "compare", str(steps), "--calibration", str(cal))
     (line,) = [w for w in text.stderr.splitlines() if "CPUs (gloo)" in w]
-    assert said["warnings"] == [line.removeprefix("costmodel: warning: ")]
+    assert line.removeprefix("costmodel: warning: ") in said["warnings"]
+    # Every warning stderr said is in --json, and nothing else: on shared cores a step can
+    # also come in under its compute (a second, timing-dependent note), so the list is
+    # compared with stderr's rather than pinned to the gloo note alone.
+    told = [
+        w.removeprefix("costmodel: warning: ")
+        for w in text.stderr.splitlines()
+        if w.startswith("costmodel: warning: ")
+    ]
+    assert said["warnings"] == told
 
 
 @pytest.mark.torch
