@@ -814,7 +814,15 @@ _TIMELINE_COLORS = {
     "all_gather": "#54A24B",
 }
 _COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer", "sync", "host")
-_STREAM_ROWS = {"params": "all-gathers", "grads": "gradient reduction"}
+#: A timeline's communication rows, one per stream (:mod:`costmodel.strategy`): zero1/zero2's
+#: parameter gathers and gradient reductions; fsdp/hsdp's shard group (its gathers and
+#: reduce-scatters, one communicator, one at a time) and hsdp's all-reduces across groups.
+_STREAM_ROWS = {
+    "params": "all-gathers",
+    "grads": "gradient reduction",
+    "shard": "shard group",
+    "replicate": "across groups",
+}
 
 
 def _timeline_row(iv: dict) -> str:
@@ -973,7 +981,9 @@ def ddp_timeline_figure(
         Intervals with ``kind`` (``forward``, ``backward``, ``recompute``, ``all_gather``,
         ``reduce_scatter``, ``all_reduce``; ddp_step's ``allreduce``), ``start_s``, ``end_s``
         [s], ``label``, ``message_bytes`` [B] and optionally ``stream`` (``params``: the
-        all-gathers; ``grads``: the gradient reductions), as :mod:`costmodel.strategy` or
+        all-gathers; ``grads``: the gradient reductions; ``shard``: fsdp/hsdp's gathers and
+        reduce-scatters; ``replicate``: hsdp's all-reduces across groups), as
+        :mod:`costmodel.strategy` or
         :class:`costmodel.ddp.Interval` give them.
     compute_s, step_time_s : float
         Compute work and step [s]. The spans where no compute runs are shaded (the exposed
@@ -1027,7 +1037,7 @@ def ddp_timeline_figure(
             data[-1]["hovertemplate"] = (
                 "%{hovertext}: %{text}, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>"
             )
-    order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
+    order = [r for r in (*_STREAM_ROWS.values(), "communication") if r in rows]
     rows_shown = [*order, "compute"]
     # a row's name a word a line: "gradient reduction" on one line took a quarter of a phone's
     # chart and began at its very edge, its first letter cut

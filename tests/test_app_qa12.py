@@ -201,7 +201,8 @@ def test_the_step_charts_keep_room_for_their_row_labels():
     }
     timeline = next(f for t, f in by_title.items() if t.startswith("One step (hsdp"))
     compare = by_title["One step, A and B"]
-    assert "gradient<br>reduction" in timeline["layout"]["yaxis"]["ticktext"]
+    # hsdp's rows: the shard group's collectives and the all-reduces across groups, a word a line
+    assert "across<br>groups" in timeline["layout"]["yaxis"]["ticktext"]
     for f in (timeline, compare):
         y = f["layout"]["yaxis"]
         lines = [x for t in y["ticktext"] for x in t.split("<br>")]

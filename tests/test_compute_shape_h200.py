@@ -46,9 +46,20 @@ def _row(seq: int, micro_batch: int, rows: list[dict] | None = None) -> dict:
     return row
 
 
+#: Rows repriced since the run [s], each with why: fsdp's all-gathers and reduce-scatters run
+#: one at a time (one NCCL communicator, 2026-12-06), so the one-node FSDP step the fitted
+#: compute is calibrated on holds about 127 ms of collectives for llama-3.1-8b on one HGX H200
+#: node, above the fitted step at 512 tokens a micro-batch (about 133 ms): no compute
+#: reproduces it and the fixed point stops lower (106.4 -> 85.1 ms); at 1,024 tokens the
+#: exposed part grew (156.7 -> 155.0 ms). docs/gpu-checks.md prints both; the recorded ratios
+#: (0.897, 0.752) are the run's against its price of the day, 1.121 and 0.760 today.
+REPRICED = {("llama-3.1-8b", 512, 1): 0.08512, ("llama-3.1-8b", 1024, 1): 0.15496}
+
+
 def test_the_sweep_is_what_its_rows_say():
     """Ten rows on the GPU the run reported; each row's FLOPs, median and prediction are what
-    costmodel computes today for its architecture, so the bounds below compare like with like."""
+    costmodel computes today for its architecture (but the :data:`REPRICED` rows, held to
+    their new price), so the bounds below compare like with like."""
     rows = _rows()
     assert len(rows) == 10
     assert "NVIDIA H200, 143771 MiB, 700.00 W" in (SWEEP / "nvidia-smi.csv").read_text()
@@ -62,6 +73,10 @@ def test_the_sweep_is_what_its_rows_say():
         times = sorted(r["times_s"])
         assert r["compute_s"] == pytest.approx((times[4] + times[5]) / 2)
         predicted = cb.predicted(arch, "hgx-h200", r["seq"], r["micro_batch"])
+        now = REPRICED.get((r["arch"], r["seq"], r["micro_batch"]))
+        if now is not None:
+            assert predicted["predicted_compute_s"] == pytest.approx(now, abs=1e-5)
+            continue
         assert r["predicted_compute_s"] == pytest.approx(predicted["predicted_compute_s"])
 
 

@@ -571,7 +571,9 @@ def test_the_optimizer_step_is_hbm_bound_on_the_local_shard_after_the_gradients(
     assert hsdp.optimizer_s == pytest.approx(p / 8 * per / bw, rel=1e-9)
     for s in (ddp, fsdp, hsdp):
         opt = [b for b in s.timeline if b.kind == "optimizer"]
-        grads = [b for b in s.timeline if b.stream == "grads"]
+        # the gradient collectives: ddp's on ``grads``, fsdp/hsdp's reduce-scatters on the
+        # shard group's stream and hsdp's all-reduces across groups on ``replicate``
+        grads = [b for b in s.timeline if b.kind in ("all_reduce", "reduce_scatter")]
         assert len(opt) == 1 and opt[0].duration_s == pytest.approx(s.optimizer_s)
         # not overlapped: it starts after the last gradient collective and ends the timeline
         assert opt[0].start_s >= max(b.end_s for b in grads) - 1e-12

@@ -1,19 +1,37 @@
 r"""``fsdp`` (ZeRO-3, FULL_SHARD / FSDP2) and ``hsdp`` (hybrid sharding), per wrapped unit.
 
 Each unit (the embedding, every transformer block, the head: :func:`~.layout.wrap_units`) is
-all-gathered on the ``params`` stream before its forward, again before its backward unless
+all-gathered before its forward, again before its backward unless
 ``reshard_after_forward=False`` (FSDP's SHARD_GRAD_OP keeps it gathered), and its gradients are
-reduce-scattered on the ``grads`` stream after its backward. Prefetch is one unit ahead, as
-FSDP's defaults do (forward: the next unit's all-gather is issued while the current one computes,
-at most two gathered units in flight; backward: ``BACKWARD_PRE`` issues the next unit's gather
-before the current unit's backward). The last unit of the forward is not resharded (FSDP2's
-default: its backward follows at once). Ring volume per step (param and gradient dtype alike):
+reduce-scattered after its backward. Prefetch is one unit ahead, as FSDP's defaults do
+(forward: the next unit's all-gather is issued while the current one computes, at most two
+gathered units in flight; backward: ``BACKWARD_PRE`` issues the next unit's gather before the
+current unit's backward). The last unit of the forward is not resharded (FSDP2's default: its
+backward follows at once). Ring volume per step (param and gradient dtype alike):
 ``3 (N-1)/N M``, 1.5x DDP's (Rajbhandari et al. 2020, section 7.2.2); ``2 (N-1)/N M`` without
 resharding.
 
+The all-gathers and the reduce-scatters run on one ``shard`` stream, one at a time in the
+order the program issues them (in the backward: unit ``j``'s reduce-scatter, then the gather
+prefetched for unit ``j - 2``, then unit ``j - 1``'s reduce-scatter). PyTorch FSDP (FSDP1 and
+FSDP2) issues them on two CUDA streams but through one process group, one NCCL communicator,
+which runs one collective at a time: they are serialized on the wire, never beside each other
+at full speed each (pytorch/pytorch pull request 186335, "[FSDP2] Add
+set_separate_reduce_scatter_group (opt-in AG/RS overlap)": "By default FSDP2 runs all-gather
+and reduce-scatter on separate CUDA streams but through the same process group -- one NCCL
+communicator, which processes one collective at a time and so serializes them on the wire").
+So the step is never shorter than the communication of the shard group.
+
 ``hsdp`` shards inside a group (default one node) and replicates across groups: gathers and
-reduce-scatters span the group, and each reduce-scattered shard is all-reduced across the groups
-on the same ``grads`` stream right after (PyTorch FSDP2's HSDP: reduce-scatter then all-reduce).
+reduce-scatters span the group, and each reduce-scattered shard is then all-reduced across the
+groups (PyTorch FSDP2's HSDP: reduce-scatter then all-reduce) on its own ``replicate`` stream:
+the replicate process group is another communicator, so its all-reduces may run beside the
+shard group's collectives. When the groups span nodes the two share the nodes' NICs; that
+sharing is not modelled (each collective runs at its own full speed).
+
+Without ``overlap`` (:class:`~.events.StepInputs`) the reduce-scatters (and hsdp's all-reduces)
+wait for the whole backward, as DDP's all-reduces do then; the backward's gathers still run
+ahead of it.
 """
 
 from __future__ import annotations
@@ -26,7 +44,9 @@ from .engine import COMPUTE, Plan, TaskList, plan
 from .events import StepInputs
 from .layout import WrapUnit
 
-GRADS, PARAMS = "grads", "params"
+#: The shard group's communicator (all-gathers and reduce-scatters, one at a time in issue
+#: order) and hsdp's replicate group's (the all-reduces across groups).
+SHARD, REPLICATE = "shard", "replicate"
 
 
 # where a task's numbers come from: its unit's forward or backward, or its unit's collective
@@ -45,7 +65,15 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
     lay = inp.layout
     hybrid = lay.strategy == "hsdp"
     span = "group" if hybrid else "job"
-    k = _kept(inp.units, inp.param_bytes, inp.grad_bytes, lay.shard_group, hybrid, lay.reshards)
+    k = _kept(
+        inp.units,
+        inp.param_bytes,
+        inp.grad_bytes,
+        lay.shard_group,
+        hybrid,
+        lay.reshards,
+        bool(inp.overlap),
+    )
     timer, band = inp.timer, inp.band
     ops = [("all_gather", span, k.ag_bytes), ("reduce_scatter", span, k.rs_bytes)]
     ranks = timer.ranks(span)
@@ -106,8 +134,9 @@ def _kept(
     g: int,
     hybrid: bool,
     reshard: bool,
+    overlap: bool = True,
 ) -> _Kept:
-    key = (id(units), param_bytes, grad_bytes, g, hybrid, reshard)
+    key = (id(units), param_bytes, grad_bytes, g, hybrid, reshard, overlap)
     hit = _KEPT.get(key)
     if hit is not None and hit.units is units:
         return hit
@@ -117,7 +146,7 @@ def _kept(
     rs = params * grad_bytes
     ar = rs / g if hybrid else np.zeros(n)
     p, flat, src = _plan(
-        tuple(u.name for u in units), hybrid, reshard, "group" if hybrid else "job"
+        tuple(u.name for u in units), hybrid, reshard, "group" if hybrid else "job", overlap
     )
     zeros = np.zeros(n)
     nbytes = np.concatenate((zeros, zeros, ag, rs, ar))[flat].tolist()
@@ -135,14 +164,14 @@ _PLANS: dict[tuple[object, ...], tuple[Plan, np.ndarray, np.ndarray]] = {}
 
 
 def _plan(
-    names: tuple[str, ...], hybrid: bool, reshard: bool, span: str
+    names: tuple[str, ...], hybrid: bool, reshard: bool, span: str, overlap: bool = True
 ) -> tuple[Plan, np.ndarray, np.ndarray]:
     """:func:`_order` as a :class:`~.engine.Plan`, each task's place in the five columns of
     per-unit values (``source x units + unit``) and its source, kept."""
-    key = (names, hybrid, reshard, span)
+    key = (names, hybrid, reshard, span, overlap)
     hit = _PLANS.get(key)
     if hit is None:
-        rows = _order(names, hybrid, reshard)
+        rows = _order(names, hybrid, reshard, overlap)
         sp = ("", "", span, span, "across")
         hit = (
             plan(
@@ -165,9 +194,16 @@ def _plan(
     return hit
 
 
-def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:
-    """The tasks of one micro-batch as rows (module docstring), kept per setting."""
-    key = (names, hybrid, reshard)
+def _order(names: tuple[str, ...], hybrid: bool, reshard: bool, overlap: bool = True) -> list[Row]:
+    """The tasks of one micro-batch as rows (module docstring), kept per setting.
+
+    Program order is issue order: the ``shard`` stream runs its gathers and reduce-scatters
+    one at a time in this order (one communicator). With ``overlap``, unit ``j``'s
+    reduce-scatter follows its backward and comes before the gather prefetched (at unit
+    ``j - 1``'s pre-backward) for unit ``j - 2``; without, every reduce-scatter waits for the
+    last backward and follows the backward's gathers.
+    """
+    key = (names, hybrid, reshard, overlap)
     hit = _ORDERS.get(key)
     if hit is not None:
         return hit
@@ -178,7 +214,7 @@ def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:
 
     def gather_f(i: int) -> None:
         dep = (fwd[i - 2],) if i >= 2 else ()
-        out.append(("all_gather", PARAMS, dep, f"gather {names[i]}", _AG, i))
+        out.append(("all_gather", SHARD, dep, f"gather {names[i]}", _AG, i))
         ag_f[i] = len(out) - 1
 
     for i in range(min(2, n)):
@@ -192,8 +228,13 @@ def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:
     ag_b: dict[int, int] = {}
 
     def gather_b(j: int, dep: int) -> None:
-        out.append(("all_gather", PARAMS, (dep,), f"gather {names[j]} (backward)", _AG, j))
+        out.append(("all_gather", SHARD, (dep,), f"gather {names[j]} (backward)", _AG, j))
         ag_b[j] = len(out) - 1
+
+    def reduce(j: int, dep: int) -> None:
+        out.append(("reduce_scatter", SHARD, (dep,), f"reduce {names[j]}", _RS, j))
+        if hybrid:
+            out.append(("all_reduce", REPLICATE, (len(out) - 1,), f"replicas {names[j]}", _AR, j))
 
     if reshard and n >= 2:
         gather_b(n - 2, fwd[n - 1])
@@ -201,11 +242,13 @@ def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:
         deps = (ag_b[j],) if j in ag_b else ()
         out.append(("backward", COMPUTE, deps, f"backward {names[j]}", _BWD, j))
         bwd[j] = len(out) - 1
-        out.append(("reduce_scatter", GRADS, (bwd[j],), f"reduce {names[j]}", _RS, j))
-        if hybrid:
-            out.append(("all_reduce", GRADS, (len(out) - 1,), f"replicas {names[j]}", _AR, j))
+        if overlap:
+            reduce(j, bwd[j])
         if reshard and j - 2 >= 0:
             gather_b(j - 2, bwd[j])
+    if not overlap and n:
+        for j in range(n - 1, -1, -1):  # after the whole backward
+            reduce(j, bwd[0])
     if len(_ORDERS) >= 64:
         _ORDERS.clear()
     _ORDERS[key] = out

@@ -178,6 +178,39 @@ def bucket_not_applied(
     )
 
 
+NO_SYNC_STRATEGIES: tuple[str, ...] = ("ddp", "zero1")
+"""The strategies whose ``no_sync`` skips the gradient reduction of the non-final micro-batches
+of an accumulation. zero2 reduce-scatters every micro-batch (DeepSpeed refuses ``no_sync``
+under ZeRO stage 2 and 3: its gradient partitioning reduces as the backward makes them);
+fsdp and hsdp do here too (FSDP1's ``no_sync`` and FSDP2's ``set_requires_gradient_sync(False)``
+keep unsharded gradients instead, which this model does not price)."""
+
+
+def no_sync_not_applied(strategy: str, accumulation: int, no_sync: bool) -> str | None:
+    """The note a step of ``accumulation`` > 1 micro-batches gives when ``no_sync`` changes
+    nothing for its strategy (zero2, fsdp, hsdp reduce every micro-batch here:
+    :data:`NO_SYNC_STRATEGIES`), or None. The one text of the step's ``notes``.
+
+    >>> no_sync_not_applied("fsdp", 4, True)[:60]
+    'no_sync: not applied to fsdp, which reduce-scatters the gradi'
+    >>> no_sync_not_applied("ddp", 4, True) is None, no_sync_not_applied("fsdp", 1, True) is None
+    (True, True)
+    """
+    if not no_sync or accumulation <= 1 or strategy in NO_SYNC_STRATEGIES:
+        return None
+    if strategy == "zero2":
+        why = "DeepSpeed's ZeRO stage 2 has no no_sync: it partitions the gradients as they come"
+    else:
+        why = (
+            "FSDP's no_sync and FSDP2's set_requires_gradient_sync(False), which keep unsharded "
+            "gradients until the last micro-batch, are not modelled"
+        )
+    return (
+        f"no_sync: not applied to {strategy}, which reduce-scatters the gradients of every "
+        f"micro-batch in this model ({why}); {' and '.join(NO_SYNC_STRATEGIES)} use it"
+    )
+
+
 def bucket_cap_bytes_for(
     strategy: str, bucket_cap_bytes: float | None, bytes_per_element: float
 ) -> float:

@@ -199,7 +199,9 @@ def strategy_memory(
     as :func:`~.step.strategy_step` reads it); a count beside ``arch`` must be its count.
     ``overlap``: the step's (:func:`~.step.strategy_step`, default True: gradient
     reductions overlapped with backward, which DeepSpeed runs with ``overlap_comm`` and its
-    second ipg buffer); False sizes zero1/zero2 with one buffer (:func:`_zero_buffers_bytes`).
+    second ipg buffer); False sizes zero1/zero2 with one buffer (:func:`_zero_buffers_bytes`),
+    and fsdp/hsdp with every unit's unsharded gradient held until the backward ends (their
+    reduce-scatters wait for it), not only the gathered pair's.
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
     >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
@@ -498,6 +500,10 @@ def _strategy_memory(
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
+    if lay.strategy in ("fsdp", "hsdp") and not overlap:
+        # the reduce-scatters wait for the whole backward (the step's overlap=False): every
+        # unit's unsharded gradient is held until then, not only the pair's in flight
+        gathered += max(0.0, p - _largest_pair(p, arch)) * grad_b
     seq = sequence_length if activations_bytes is None else None
     notes = tuple(memory_notes(base.activations_note, p, arch, seq))
     return StrategyMemory(

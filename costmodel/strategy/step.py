@@ -821,9 +821,12 @@ def _prepare_step(
         :func:`.memory.strategy_memory` of the step's layout with them.
     overlap
         Overlap the gradient collectives with backward (default True); False runs them after
-        the whole backward. The memory follows it (:func:`.memory.strategy_memory`'s
+        the whole backward (ddp's all-reduces, zero1/zero2's reduce-scatters, fsdp/hsdp's
+        reduce-scatters and hsdp's all-reduces across groups; fsdp's gathers still prefetch
+        through the backward). The memory follows it (:func:`.memory.strategy_memory`'s
         ``overlap``): zero1/zero2 overlap as DeepSpeed's ``overlap_comm`` does, which
-        double-buffers its ipg buffer, so they hold two buffers with it and one without.
+        double-buffers its ipg buffer, so they hold two buffers with it and one without;
+        fsdp/hsdp without it hold every unit's unsharded gradient until the backward ends.
     """
     from ..architecture import Architecture
 
@@ -883,6 +886,14 @@ def _prepare_step(
 
 
 _FLAGS = ("no_sync", "flash_attention", "timeline", "band", "overlap")
+
+
+def _no_sync_note(strategy: str, accumulation: int, no_sync: bool) -> tuple[str, ...]:
+    """:func:`.layout.no_sync_not_applied` as the step's notes (none or one)."""
+    from .layout import no_sync_not_applied
+
+    note = no_sync_not_applied(strategy, accumulation, no_sync)
+    return (note,) if note else ()
 
 
 def _named_params(text: Any, arch: Any) -> tuple[float | None, Any]:
@@ -1425,7 +1436,8 @@ def _prepare_at(
                 su.notes
                 + _unsized_activations(a, mem, su.shape)
                 + ((layout.bucket_note,) if layout.bucket_note else ())
-                + ((layout.param_dtype_note,) if layout.param_dtype_note else ()),
+                + ((layout.param_dtype_note,) if layout.param_dtype_note else ())
+                + _no_sync_note(s, acc, su.no_sync),
                 mem.total_bytes,
                 float(c.gpu.memory_bytes),
                 su.cuda_context_bytes,
