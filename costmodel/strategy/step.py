@@ -2378,8 +2378,16 @@ def _calibrated_micro_s(
     "Decisions and known limits"; tests/test_qa_pass54.py).
 
     Where no compute reproduces the fitted step even so (the one-node communication alone is
-    longer), the fixed point falls below the time of the GPU's dense peak; the step then takes
-    that time (:data:`_UNCALIBRATED_NOTE`), which the calibrated compute meets at the edge."""
+    longer), the iteration lowers the compute by the ratio of the fitted step to the engine's
+    at each of its four steps: where that takes it below the time of the GPU's dense peak, the
+    step takes that time (:data:`_UNCALIBRATED_NOTE`), which the calibrated compute meets at
+    the edge; where four steps leave it above the peak's time, the compute is the fourth
+    step's, with no note. That is the case of a small micro-batch of a model whose one-node
+    gathers and reduce-scatters, serialized on one communicator, take about as long as the
+    fitted step (llama-3.1-8b at 512 tokens on one DGX H100 node: the engine's step at zero
+    compute is above the fitted 133 ms, and four steps leave the compute at 79 ms): the fitted
+    step is communication-bound there and cannot pin the compute (README, the compute row of
+    "Training steps against published end-to-end runs", records what it moved)."""
     one, one_json = _one_node(c)
     key = (
         one_json,
