@@ -67,6 +67,20 @@ _CONFIG_KEYS = {
     "kv_lora_rank": "kv_lora_rank",
 }
 
+#: model_type -> ``num_key_value_heads`` of ``transformers``' config class when the key is not
+#: in the file (a fixed number: MistralConfig 8, MixtralConfig 8, Qwen2Config 32). LlamaConfig's
+#: default is None, read as ``num_attention_heads`` (multi-head attention); DeepseekV3's MLA
+#: shapes do not use the key. A null in the file is ``num_attention_heads`` in every class
+#: ("for backward compatibility").
+KV_HEADS_DEFAULTS: dict[str, int] = {"mistral": 8, "mixtral": 8, "qwen2": 32}
+
+#: ``sliding_window`` of MistralConfig when the key is not in the file [tokens]
+MISTRAL_WINDOW_DEFAULT = 4096
+#: Qwen2Config's ``sliding_window`` and ``max_window_layers`` when ``use_sliding_window`` is
+#: true and the key is not in the file
+QWEN2_WINDOW_DEFAULT = 4096
+QWEN2_MAX_WINDOW_LAYERS_DEFAULT = 28
+
 #: model_type -> family of :class:`costmodel.architecture.Architecture`
 MODEL_TYPES: dict[str, str] = {
     "llama": "llama",
@@ -116,6 +130,73 @@ def _refuse(cfg: dict[str, Any], key: str, unsupported: Any, why: str) -> None:
         raise ValueError(f"config.json: {key}={json.dumps(unsupported)} is not supported ({why})")
 
 
+def _kv_heads(cfg: dict[str, Any], mt: str, heads: int, notes: list[str]) -> int:
+    """``num_key_value_heads``, or ``transformers``' default for ``mt`` when the file has no
+    such key (:data:`KV_HEADS_DEFAULTS`; Llama's: ``num_attention_heads``), said in ``notes``.
+    A fixed default that does not divide the heads is refused naming the key."""
+    if "num_key_value_heads" in cfg or mt == "deepseek_v3":  # null: num_attention_heads
+        return int(_int(cfg, "num_key_value_heads", default=heads))
+    if mt not in KV_HEADS_DEFAULTS:
+        notes.append(
+            f"num_key_value_heads not in the file: transformers' default for {mt}, "
+            f"num_attention_heads ({heads}: multi-head attention)"
+        )
+        return heads
+    kv = KV_HEADS_DEFAULTS[mt]
+    said = f"num_key_value_heads not in the file: transformers' default for {mt}, {kv}"
+    if heads % kv:
+        raise ValueError(
+            f"config.json: {said}, does not divide num_attention_heads {heads}; "
+            "give num_key_value_heads in the file"
+        )
+    notes.append(said)
+    return kv
+
+
+def _window(cfg: dict[str, Any], mt: str, layers: int, notes: list[str]) -> dict[str, Any]:
+    """``sliding_window`` and ``window_layers`` of :class:`Architecture` from the config, as
+    ``transformers`` reads them: MistralConfig's ``sliding_window`` (4096 when the key is not
+    in the file, null for none) and MixtralConfig's (None by default) window every layer;
+    Qwen2Config's applies only when ``use_sliding_window`` is true, and then to the layers
+    its ``layer_types`` marks ``sliding_attention``, by default those from
+    ``max_window_layers`` on (``Qwen2Config.__post_init__``: layer ``i`` slides when
+    ``i >= max_window_layers``; the layers below attend in full). Other families have none."""
+    if mt in ("mistral", "mixtral"):
+        if "sliding_window" not in cfg and mt == "mistral":
+            notes.append(
+                "sliding_window not in the file: transformers' default for mistral, "
+                f"{MISTRAL_WINDOW_DEFAULT}"
+            )
+            return {"sliding_window": MISTRAL_WINDOW_DEFAULT}
+        return {"sliding_window": _int(cfg, "sliding_window", default=None)}
+    if mt != "qwen2" or not _bool(cfg, "use_sliding_window", False):
+        return {}
+    if "sliding_window" not in cfg:
+        notes.append(
+            "sliding_window not in the file: transformers' default for qwen2, "
+            f"{QWEN2_WINDOW_DEFAULT}"
+        )
+    window = _int(cfg, "sliding_window", default=QWEN2_WINDOW_DEFAULT)
+    kinds = cfg.get("layer_types")
+    if kinds is not None:
+        if not (
+            isinstance(kinds, list)
+            and len(kinds) == layers
+            and all(k in ("sliding_attention", "full_attention") for k in kinds)
+        ):
+            raise ValueError(
+                f"config.json: layer_types must list {layers} entries (num_hidden_layers), each "
+                "sliding_attention or full_attention"
+            )
+        windowed = sum(k == "sliding_attention" for k in kinds)
+    else:
+        first = _int(cfg, "max_window_layers", default=QWEN2_MAX_WINDOW_LAYERS_DEFAULT, low=0)
+        windowed = max(0, layers - first)
+    if not windowed:
+        return {}
+    return {"sliding_window": window, "window_layers": windowed}
+
+
 def arch_from_hf_config(
     cfg: dict[str, Any], *, name: str, source: str = "user config.json"
 ) -> Architecture:
@@ -142,6 +223,7 @@ def arch_from_hf_config(
             f"config.json: model_type {mt!r} is not supported; supported: {', '.join(MODEL_TYPES)}"
         )
     family = MODEL_TYPES[mt]
+    notes: list[str] = []  # what the reading assumed, said beside every answer
     fields: dict[str, Any] = {
         "name": name,
         "description": f"{name} (config.json, model_type {mt})",
@@ -168,7 +250,7 @@ def arch_from_hf_config(
         )
     else:
         heads = _int(cfg, "num_attention_heads")
-        kv = heads if family == "gpt-neox" else _int(cfg, "num_key_value_heads", default=heads)
+        kv = heads if family == "gpt-neox" else _kv_heads(cfg, mt, heads, notes)
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
             hidden=_int(cfg, "hidden_size"),
@@ -214,6 +296,8 @@ def arch_from_hf_config(
             qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
             v_head_dim=_int(cfg, "v_head_dim"),
         )
+    fields.update(_window(cfg, mt, fields["layers"], notes))
+    fields["config_notes"] = tuple(notes)
     try:
         a = Architecture.model_validate(fields)
     except ValidationError as exc:
@@ -352,14 +436,16 @@ def renamed(a: Architecture, name: str) -> Architecture:
 
 
 def load_hf_config(path: str | Path) -> Architecture:
-    """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
-    never modified; cached by the file's bytes). Its name is what the file says
+    """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path``, or in the
+    model's folder ``path`` (read offline, never modified; cached by the file's bytes). Its name is what the file says
     (:func:`config_name`: ``_name_or_path``, then the file's own name unless it is the plain
     ``config.json``, then ``model_type`` with its size: ``mistral (7.2B)``), the same for the
     app's upload of the same file; not the folder's name (``/tmp``, a Hub cache's commit)."""
     if not isinstance(path, str | os.PathLike):  # Path(0): Python's own "expected str, ..."
         raise ValueError(f"arch: the path of a config.json (a str or Path), got {path!r}")
     p = Path(path).expanduser()
+    if p.is_dir() and (p / "config.json").is_file():  # the model's folder, as load_arch reads
+        p = p / "config.json"
     try:
         st = p.resolve().stat()
     except OSError:
