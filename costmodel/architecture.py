@@ -1205,6 +1205,13 @@ def load_arch(name: str | Architecture) -> Architecture:
             f"arch: {name!r} is {what}; give a Hugging Face config.json (or the model's folder "
             "that holds it) or an architecture preset (`cm.arch_names()`)"
         )
+    if name not in table and ("/" in name or "\\" in name):
+        # a path that is not there (a mistyped file or folder): no preset has a slash, so
+        # the presets closest to its spelling were no answer
+        raise ValueError(
+            f"arch: no such file {name!r}; give a Hugging Face config.json (or the model's "
+            "folder that holds it) or an architecture preset (`cm.arch_names()`)"
+        )
     if name not in table:
         from ._checks import unknown_name
 

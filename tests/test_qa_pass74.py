@@ -234,3 +234,30 @@ def test_dense_families_keep_korthikantis_terms():
 
 def test_cm_load_hf_config_takes_a_folder():
     assert cm.load_hf_config(DATA / "mistral-7b").params == load_arch("mistral-7b").params
+
+
+# --- papercuts -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("typed", ["/tmp/x/config.jsn", "/tmp/no-such-folder/mixtral", "m/x"])
+def test_a_mistyped_path_is_no_such_file(typed):
+    with pytest.raises(ValueError, match="no such file") as exc:
+        load_arch(typed)
+    assert "closest" not in str(exc.value)
+    r = CliRunner().invoke(cli.app, ["memory", "--arch", typed, "--ranks", "8"])
+    assert r.exit_code == 2 and "no such file" in r.output, r.output
+
+
+def test_a_preset_typo_still_gets_the_closest():
+    with pytest.raises(ValueError, match="closest: llama-2-7b"):
+        load_arch("llama2-7b")
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [["memory", "--ranks", "8"], ["train", "--tokens", "1B", "--nodes", "4", "--strategy", "fsdp"]],
+)
+def test_one_model_one_name(cmd):
+    folder = str(DATA / "mixtral-8x7b")
+    r = CliRunner().invoke(cli.app, [cmd[0], "--arch", folder, *cmd[1:]])
+    assert r.exit_code == 0, r.output
+    assert folder not in r.output
+    assert r.output.splitlines()[0].startswith("mixtral (46.7B)"), r.output
