@@ -253,6 +253,15 @@ class Architecture(OneLineModel):
         description="trained context length [tokens]: the learned position table (gpt2, its "
         "rows) or the config's max_position_embeddings (rotary); None: not known",
     )
+    rope_scaled_positions: int | None = Field(
+        default=None,
+        ge=1,
+        description="context its config's rope_scaling gives [tokens]: factor x the original "
+        "context (YaRN, linear, dynamic, llama3); None: no scaling in the config",
+    )
+    rope_scaling: str | None = Field(
+        default=None, description="the config's rope_scaling, as said in a note (yarn x4)"
+    )
     experts: int = Field(default=0, ge=0, description="routed experts per MoE layer")
     experts_per_token: int = Field(default=0, ge=0)
     shared_experts: int = Field(default=0, ge=0)
@@ -1045,7 +1054,9 @@ def context_note(arch: str | Architecture | None, sequence_length: object) -> st
     context is not known (a bare parameter count, a config.json without the field).
 
     A learned position table has no row past its last one, so the model cannot run such a
-    sequence as it is; rotary positions can be extended (:data:`POSITIONS`). Either way the
+    sequence as it is; rotary positions can be extended (:data:`POSITIONS`), and a config
+    whose ``rope_scaling`` extends them (:attr:`Architecture.rope_scaled_positions`) has that
+    longer context. Either way the
     memory, step and cost are priced at the sequence given: a note, not a refusal.
 
     >>> context_note("llama-3.1-8b", 8192) is None
@@ -1057,6 +1068,17 @@ def context_note(arch: str | Architecture | None, sequence_length: object) -> st
         return None
     a = load_arch(arch)
     ctx, seq = a.max_positions, int(sequence_length)  # type: ignore[call-overload]
+    scaled = a.rope_scaled_positions
+    if scaled is not None and ctx is not None and scaled > ctx:
+        # the file carries its RoPE scaling: its context is the scaled one
+        if seq <= scaled:
+            return None
+        return (
+            f"sequence length: {seq:,} tokens is past {a.name}'s context of {scaled:,} tokens "
+            f"(max_position_embeddings {ctx:,} with its rope_scaling, {a.rope_scaling}): "
+            "rotary positions can be scaled further, usually with fine-tuning at the longer "
+            "length; priced as given"
+        )
     if ctx is None or seq <= ctx:
         return None
     head = f"sequence length: {seq:,} tokens is past {a.name}'s context of {ctx:,} tokens"

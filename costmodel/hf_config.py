@@ -27,7 +27,14 @@ tensor list (DDP buckets), activations and FLOPs per token come out as for a pre
 Keys that change the shape in a way the families do not model (``attention_bias`` or
 ``mlp_bias`` true on Llama, ``moe_layer_freq`` other than 1 on DeepSeek-V3, a GPT-NeoX
 ``attention_bias`` false) are refused with the key named; keys that do not change the parameter
-shapes (dropout, RoPE, dtypes, token ids) are ignored. The count is the shapes' count: there is
+shapes (dropout, RoPE theta, token ids) are ignored, and those that change the trained model
+without changing the shapes the tool prices (DeepSeek-V3's ``num_nextn_predict_layers``, a
+``torch_dtype`` other than bfloat16/float16) are said in a note (:func:`_ignored`). A missing
+``num_key_value_heads`` takes ``transformers``' default for the model_type
+(:data:`KV_HEADS_DEFAULTS`) and a sliding window is read as ``transformers`` reads it
+(:func:`_window`), each default said in a note (:attr:`Architecture.config_notes`); a
+``rope_scaling`` extends the context the note on a long sequence uses (:func:`_rope_scaling`).
+The count is the shapes' count: there is
 no published figure for your model, so ``published_params`` is the counted value.
 ``max_position_embeddings`` (GPT-2: ``n_positions``) is the model's trained context: an answer
 at a longer sequence says so (:func:`costmodel.architecture.context_note`); a config without
@@ -197,6 +204,62 @@ def _window(cfg: dict[str, Any], mt: str, layers: int, notes: list[str]) -> dict
     return {"sliding_window": window, "window_layers": windowed}
 
 
+def _rope_scaling(cfg: dict[str, Any], ctx: int | None) -> dict[str, Any]:
+    r"""The context a config's ``rope_scaling`` gives [tokens], as the context note reads it.
+
+    .. math:: T_{ctx} = \max\big(T_{max},\ s \cdot T_{orig}\big)
+
+    ``T_max`` its ``max_position_embeddings``, ``s`` the scaling's ``factor``, ``T_orig`` its
+    ``original_max_position_embeddings`` (default ``T_max``): Qwen2.5's YaRN (32,768 x 4 =
+    131,072; Peng et al. 2023, arXiv:2309.00071), linear position interpolation (Chen et al.
+    2023, arXiv:2306.15595); Llama 3.1's ``llama3`` scaling already says 131,072 in
+    ``max_position_embeddings`` (8 x 8,192 = 65,536 is less). ``transformers``'
+    ``modeling_rope_utils`` reads the same keys (``rope_type``, older files ``type``).
+    """
+    rs = cfg.get("rope_scaling")
+    if rs is None or ctx is None:
+        return {}
+    if not isinstance(rs, dict):
+        raise ValueError(f"config.json: rope_scaling must be an object or null, got {rs!r}")
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind in (None, "default") or "factor" not in rs:
+        return {}
+    factor = rs["factor"]
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or not math.isfinite(factor)
+        or not 1 <= factor <= 1e6
+    ):
+        raise ValueError(f"config.json: rope_scaling factor must be in [1, 1e6], got {factor!r}")
+    orig = _int(rs, "original_max_position_embeddings", default=ctx)
+    scaled = max(ctx, int(factor * orig))
+    return {"rope_scaled_positions": scaled, "rope_scaling": f"{kind} x{factor:g}"}
+
+
+def _ignored(cfg: dict[str, Any]) -> list[str]:
+    """Notes for keys the reader leaves out that change the trained model: DeepSeek-V3's
+    multi-token prediction (``num_nextn_predict_layers``: extra layers trained beside the main
+    model, DeepSeek-V3 report arXiv:2412.19437 section 2.2, not in its 671B), and a
+    ``torch_dtype`` other than bfloat16/float16 (the memory and step are priced with the
+    recipe's dtypes, not the file's)."""
+    out = []
+    mtp = cfg.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+        out.append(
+            f"num_nextn_predict_layers {mtp} in the file: the multi-token prediction "
+            f"module{'s' if mtp > 1 else ''} (arXiv:2412.19437 section 2.2) are not counted: "
+            "parameters, memory and FLOPs are the main model's"
+        )
+    dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    if isinstance(dtype, str) and dtype not in ("bfloat16", "float16"):
+        out.append(
+            f"torch_dtype {dtype} in the file: the checkpoint's dtype; memory and step are "
+            "priced with the recipe's dtypes (bf16 weights and activations by default), not it"
+        )
+    return out
+
+
 def arch_from_hf_config(
     cfg: dict[str, Any], *, name: str, source: str = "user config.json"
 ) -> Architecture:
@@ -297,6 +360,9 @@ def arch_from_hf_config(
             v_head_dim=_int(cfg, "v_head_dim"),
         )
     fields.update(_window(cfg, mt, fields["layers"], notes))
+    if family != "gpt2":
+        fields.update(_rope_scaling(cfg, fields.get("max_positions")))
+    notes += _ignored(cfg)
     fields["config_notes"] = tuple(notes)
     try:
         a = Architecture.model_validate(fields)

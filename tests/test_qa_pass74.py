@@ -261,3 +261,29 @@ def test_one_model_one_name(cmd):
     assert r.exit_code == 0, r.output
     assert folder not in r.output
     assert r.output.splitlines()[0].startswith("mixtral (46.7B)"), r.output
+
+
+def test_rope_scaling_in_the_file_is_its_context():
+    cfg = {
+        **_cfg("qwen2.5-7b"),
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    }
+    a = arch_from_hf_config(cfg, name="q")
+    assert a.rope_scaled_positions == 131072
+    assert not any("context" in n for n in architecture_notes(a, 65536))
+    past = [n for n in architecture_notes(a, 262144) if "context" in n]
+    assert past and "131,072" in past[0] and "yarn x4" in past[0], past
+    # Llama 3.1's max_position_embeddings already is its scaled context: unchanged
+    b = load_arch(str(DATA / "llama-3.1-8b" / "config.json"))
+    assert architecture_notes(b, 131072) == ()
+    with pytest.raises(ValueError, match="rope_scaling factor"):
+        arch_from_hf_config({**cfg, "rope_scaling": {"type": "yarn", "factor": "x"}}, name="q")
+
+
+def test_keys_that_change_the_trained_model_are_said():
+    a = load_arch(str(DATA / "deepseek-v3" / "config.json"))
+    assert any("num_nextn_predict_layers 1" in n for n in a.config_notes), a.config_notes
+    b = arch_from_hf_config({**_cfg("mistral-7b"), "torch_dtype": "float32"}, name="m")
+    assert any("torch_dtype float32" in n for n in b.config_notes)
+    assert any("torch_dtype float32" in n for n in architecture_notes(b, 4096))
