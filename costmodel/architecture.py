@@ -253,6 +253,15 @@ class Architecture(OneLineModel):
         description="trained context length [tokens]: the learned position table (gpt2, its "
         "rows) or the config's max_position_embeddings (rotary); None: not known",
     )
+    rope_scaled_positions: int | None = Field(
+        default=None,
+        ge=1,
+        description="context its config's rope_scaling gives [tokens]: factor x the original "
+        "context (YaRN, linear, dynamic, llama3); None: no scaling in the config",
+    )
+    rope_scaling: str | None = Field(
+        default=None, description="the config's rope_scaling, as said in a note (yarn x4)"
+    )
     experts: int = Field(default=0, ge=0, description="routed experts per MoE layer")
     experts_per_token: int = Field(default=0, ge=0)
     shared_experts: int = Field(default=0, ge=0)
@@ -263,6 +272,23 @@ class Architecture(OneLineModel):
     qk_nope_head_dim: int | None = Field(default=None, ge=1)
     qk_rope_head_dim: int | None = Field(default=None, ge=1)
     v_head_dim: int | None = Field(default=None, ge=1)
+    sliding_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="causal sliding-window attention span [tokens]: a query attends its last "
+        "sliding_window keys, itself included (Mistral's sliding_window); None: full attention",
+    )
+    window_layers: int | None = Field(
+        default=None,
+        ge=0,
+        description="layers that attend through sliding_window (Qwen2: those from "
+        "max_window_layers on); None: every layer",
+    )
+    config_notes: tuple[str, ...] = Field(
+        default=(),
+        description="what reading its config.json assumed (a key not in the file, taken at "
+        "transformers' default) or left out; said beside every answer",
+    )
     published_params: float = Field(gt=0, description="published total parameter count")
     published_active_params: float | None = Field(default=None, gt=0)
     published_params_source: str
@@ -297,6 +323,10 @@ class Architecture(OneLineModel):
             raise ValueError(f"experts: a {self.family} architecture needs experts >= 1")
         if self.experts_per_token > self.experts:
             raise ValueError("experts_per_token: must be <= experts")
+        if self.window_layers is not None and self.window_layers > self.layers:
+            raise ValueError(
+                f"window_layers: must be at most the {self.layers} layers, got {self.window_layers}"
+            )
         mla = (self.kv_lora_rank, self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
         if self.family == "deepseek-v3" and None in mla:
             raise ValueError("kv_lora_rank: deepseek-v3 needs the MLA dims (kv_lora_rank, ...)")
@@ -578,25 +608,71 @@ class Architecture(OneLineModel):
         return outside - self.embedding_params
 
     # --- activations ---------------------------------------------------------------------
+    def _attention_widths(self) -> tuple[float, float, float, float]:
+        r"""Per-token widths of attention's ``(Q, K, V, O)`` across all heads [elements].
+
+        Multi-head and grouped-query attention: ``Q = O = H d``, ``K = V = H_kv d`` (``d``
+        :attr:`dim_head`). Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, section
+        2.1.2; DeepSeek-V3, arXiv:2412.19437, section 2.1.1; ``DeepseekV3Attention`` in
+        ``transformers``): queries and keys carry a no-position part and a rotary part,
+        ``Q = K = H (d_nope + d_rope)``, values and the attention output
+        ``V = O = H d_v``; ``hidden / heads`` (56 for DeepSeek-V3) is no width of it.
+
+        >>> load_arch("deepseek-v3")._attention_widths()
+        (24576.0, 24576.0, 16384.0, 16384.0)
+        """
+        if self.family == "deepseek-v3":
+            assert self.qk_nope_head_dim and self.qk_rope_head_dim and self.v_head_dim
+            qk = float(self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim))
+            v = float(self.heads * self.v_head_dim)
+            return qk, qk, v, v
+        d = float(self.dim_head)
+        return self.heads * d, self.kv_heads * d, self.kv_heads * d, self.heads * d
+
+    def _mla_latent_bytes(self) -> float:
+        r"""Bytes per token MLA's low-rank latents keep for backward (16-bit) [B], 0 without MLA.
+
+        .. math:: a_{lat} = 2 \cdot 2 r_q + 2 (r_{kv} + d_{rope}) + 2 r_{kv}
+
+        ``q_a_proj``'s output (``r_q`` wide, ``q_lora_rank``: the input of ``q_a_layernorm``)
+        and the normed latent (``q_b_proj``'s input); ``kv_a_proj_with_mqa``'s output
+        (``r_kv + d_rope``: ``kv_a_layernorm``'s and the shared rotary key's input) and the
+        normed ``r_kv`` latent (``kv_b_proj``'s input). The norms' inputs as Korthikanti et al.
+        2022 (section 4.1) count a LayerNorm's; DeepSeek-V2, arXiv:2405.04434, eqs. (9)-(13)
+        and (37)-(40) for the shapes.
+        """
+        if self.family != "deepseek-v3":
+            return 0.0
+        assert self.kv_lora_rank and self.qk_rope_head_dim
+        q = 4.0 * self.q_lora_rank if self.q_lora_rank else 0.0
+        return q + 2.0 * (self.kv_lora_rank + self.qk_rope_head_dim) + 2.0 * self.kv_lora_rank
+
     def _layer_activation_bytes(self, layer: int, sequence_length: int, flash: bool) -> float:
         r"""Bytes one layer stores per token for backward with nothing recomputed [B].
+
+        .. math::
+            a = 4h + \big[2h + 2(Q + K + V) + 2 O + a_{lat}\big]
+                + \big[2h + c f\big] + m + 5 H s\,[\text{no flash}]
 
         Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
         arXiv:2205.05198, section 4.1, term by term with this architecture's widths (16-bit
         activations): the two norm inputs ``4h``; attention ``2h`` (projection input) +
-        ``2(q + 2 kv)`` (Q, K, V) + ``2q`` (attention output, the output projection's input);
-        the MLP's input ``2h`` plus ``4f`` for a GeLU MLP (GeLU input and output) or ``8f`` for a
-        gated one (gate and up outputs, the activation's output, their product); for a GPT
-        layer the dropout masks ``h + h`` (Korthikanti's ``34h`` for ``f = 4h``, ``q = kv = h``).
-        Gated families train without dropout (Llama, Mixtral, Qwen2, DeepSeek-V3 configs) and
-        keep no masks. An MoE layer's MLP counts the ``k`` routed experts a token passes through
-        and the shared experts. Without FlashAttention the ``s x s`` scores, softmax and dropout
-        add ``5 a s`` (eq. (1)); FlashAttention stores only O and the softmax statistics (Dao
-        et al. 2022, arXiv:2205.14135, section 3.1).
+        ``2(Q + K + V)`` (the inputs of the score and context matmuls) + ``2 O`` (attention
+        output, the output projection's input), widths from :meth:`_attention_widths` (MLA's
+        192-wide queries and keys and 128-wide values for DeepSeek-V3), plus MLA's latents
+        ``a_lat`` (:meth:`_mla_latent_bytes`); the MLP's input ``2h`` plus ``c f`` with ``c = 4``
+        for a GeLU MLP (GeLU input and output) or ``8`` for a gated one (gate and up outputs,
+        the activation's output, their product); for a GPT layer the dropout masks
+        ``m = h + h`` (Korthikanti's ``34h`` for ``f = 4h``, ``Q = K = V = O = h``). Gated
+        families train without dropout (Llama, Mixtral, Qwen2, DeepSeek-V3 configs) and keep
+        no masks. An MoE layer's MLP counts the ``k`` routed experts a token passes through and
+        the shared experts. Without FlashAttention the ``s x s`` scores, softmax and dropout
+        add ``5 H s`` (eq. (1)); FlashAttention stores only O and the softmax statistics (Dao
+        et al. 2022, arXiv:2205.14135, section 3.1), so a sliding window (:attr:`sliding_window`)
+        changes none of it: no score matrix is stored with or without one.
         """
         h = float(self.hidden)
-        d = float(self.dim_head)
-        q, kv = self.heads * d, self.kv_heads * d
+        q, k, v, o = self._attention_widths()
         gpt = self.family in ("gpt2", "gpt-neox")  # GeLU MLP
         moe_layer = self.moe and layer >= self.dense_layers
         f = (
@@ -604,17 +680,38 @@ class Architecture(OneLineModel):
             if moe_layer
             else float(self.ffn)
         )
-        attn = 2 * h + 2 * (q + 2 * kv) + 2 * q
+        attn = 2 * h + 2 * (q + k + v) + 2 * o + self._mla_latent_bytes()
         mlp = 2 * h + (4 * f if gpt else 8 * f)
         masks = 2 * h if self.family == "gpt2" else 0.0  # GPT-NeoX trains without dropout
         scores = 0.0 if flash else 5.0 * self.heads * sequence_length
         return 4 * h + attn + mlp + masks + scores
 
     def _matmul_output_bytes(self, layer: int) -> float:
-        """Bytes per token of every matmul output of one layer (16-bit) [B]."""
+        r"""Bytes per token of every matmul output of one layer (16-bit) [B].
+
+        .. math:: 2\,(W_{attn} + h + W_{mlp})
+
+        ``W_attn`` the projections' outputs: ``Q + K + V`` (:meth:`_attention_widths`), or for
+        MLA ``q_a_proj`` ``r_q``, ``q_b_proj`` ``H (d_nope + d_rope)``, ``kv_a_proj_with_mqa``
+        ``r_kv + d_rope`` and ``kv_b_proj`` ``H (d_nope + d_v)`` (DeepSeek-V2,
+        arXiv:2405.04434, section 2.1.2); ``h`` the output projection's; ``W_mlp`` the MLP's,
+        ``f + h`` (GeLU) or ``2f + h`` (gated). The selective-op recipe keeps half of them.
+        """
         h = float(self.hidden)
-        d = float(self.dim_head)
-        q, kv = self.heads * d, self.kv_heads * d
+        if self.family == "deepseek-v3":
+            assert self.kv_lora_rank and self.qk_nope_head_dim and self.qk_rope_head_dim
+            assert self.v_head_dim
+            qk = self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
+            proj = float(
+                (self.q_lora_rank or 0)
+                + qk
+                + self.kv_lora_rank
+                + self.qk_rope_head_dim
+                + self.heads * (self.qk_nope_head_dim + self.v_head_dim)
+            )
+        else:
+            q, k, v, _ = self._attention_widths()
+            proj = q + k + v
         moe_layer = self.moe and layer >= self.dense_layers
         f = (
             float(self._expert_ffn()) * (self.experts_per_token + self.shared_experts)
@@ -622,7 +719,7 @@ class Architecture(OneLineModel):
             else float(self.ffn)
         )
         mlp = f + h if self.family in ("gpt2", "gpt-neox") else 2 * f + h
-        return 2.0 * (q + 2 * kv + h + mlp)
+        return 2.0 * (proj + h + mlp)
 
     def activation_bytes_per_token(
         self,
@@ -642,7 +739,7 @@ class Architecture(OneLineModel):
           less the ``5 a s`` scores term (nothing left to drop with FlashAttention);
         * ``selective-op`` (torchtitan's op-level SAC: keep every matmul output except every
           second ``mm``, keep the attention output, recompute the element-wise ops):
-          ``2h + 2q +`` half the matmul outputs;
+          ``2h + 2 O +`` half the matmul outputs;
         * ``selective-layer`` (every ``ac_every``-th block checkpointed, torchtitan's
           ``selective_ac_option = "2"``): ``(1 - 1/k) a + (1/k) 2h``;
         * ``full`` (every block checkpointed; llm-foundry ``activation_checkpointing: true``,
@@ -676,8 +773,8 @@ class Architecture(OneLineModel):
         if recompute == "selective":
             return self._layer_activation_bytes(i, s, True)  # the layer without its scores
         if recompute == "selective-op":
-            q = self.heads * float(self.dim_head)
-            return min(full, 2 * h + 2 * q + 0.5 * self._matmul_output_bytes(i))
+            o = self._attention_widths()[3]  # the attention output, kept
+            return min(full, 2 * h + 2 * o + 0.5 * self._matmul_output_bytes(i))
         if recompute == "selective-layer":
             return (1.0 - 1.0 / k) * full + (1.0 / k) * 2 * h
         return 2 * h
@@ -764,17 +861,21 @@ class Architecture(OneLineModel):
     def training_flops_per_token(self, sequence_length: int) -> float:
         r"""Training FLOPs per token, forward + backward [FLOP].
 
-        .. math:: C = 6 N + 12\, L\, H\, Q\, T
+        .. math:: C = 6 N + 12\, H\, Q \big[(L - L_w)\, T + L_w\, T_w\big]
 
         ``N`` the active non-embedding parameters (matmul weights a token passes through: the
         output projection counts, lookups do not), ``L`` layers, ``H`` heads, ``Q`` head dim
         (the query/key dim for MLA), ``T`` the sequence length. Chowdhery et al. 2022 (PaLM),
         arXiv:2204.02311, appendix B; the ``6N`` is Kaplan et al. 2020, arXiv:2001.08361,
         section 2.1 (also Hoffmann et al. 2022, Chinchilla, appendix F). The causal mask is not
-        credited (as PaLM's MFU).
+        credited (as PaLM's MFU). ``L_w`` layers attend through a sliding window of ``W``
+        tokens (:attr:`sliding_window`, :attr:`window_layers`), the others all ``T`` keys;
+        ``T_w`` is :func:`windowed_span` (``T`` when ``W >= T``).
 
         >>> round(load_arch("llama-2-7b").training_flops_per_token(4096) / 1e9, 1)
         46.1
+        >>> round(load_arch("mistral-7b").training_flops_per_token(32768) / 1e9, 1)  # W 4096
+        54.8
         """
         sequence_length = _whole("sequence_length", sequence_length, "tokens")
         n = self.active_params - self.embedding_params
@@ -783,7 +884,49 @@ class Architecture(OneLineModel):
             if self.family == "deepseek-v3"
             else self.dim_head
         )
-        return 6.0 * n + 12.0 * self.layers * self.heads * q * sequence_length
+        t = float(sequence_length)
+        windowed = self.windowed_layers
+        span = (self.layers - windowed) * t + windowed * windowed_span(
+            sequence_length, self.sliding_window
+        )
+        return 6.0 * n + 12.0 * self.heads * q * span
+
+    @property
+    def windowed_layers(self) -> int:
+        """Layers that attend through :attr:`sliding_window` [-]: 0 without a window,
+        :attr:`window_layers` when given, else every layer."""
+        if self.sliding_window is None:
+            return 0
+        return self.layers if self.window_layers is None else self.window_layers
+
+
+def windowed_span(sequence_length: int, window: int | None) -> float:
+    r"""Keys per query in the PaLM attention count under a causal sliding window [tokens].
+
+    .. math::
+        T_w = T \frac{\sum_{i=1}^{T} \min(i, W)}{\sum_{i=1}^{T} i}
+            = \frac{W (2T - W + 1)}{T + 1} \quad (W < T), \qquad T_w = T \quad (W \ge T)
+
+    The query at position ``i`` (1-based) attends ``min(i, W)`` keys, itself included: Mistral
+    7B's sliding window (Jiang et al. 2023, arXiv:2310.06825, section 2: "each hidden state
+    can access up to W tokens"; ``transformers``' sliding-window mask keeps key ``j`` for query
+    ``i`` when ``i - W < j <= i``; flash-attn's ``window_size=(W - 1, 0)``). A windowed kernel
+    computes only those (query, key) pairs, ``sum_i min(i, W) = W(W+1)/2 + (T - W) W`` of them
+    where full causal attention has ``T(T+1)/2``. PaLM's count (``12 L H Q T``,
+    :meth:`Architecture.training_flops_per_token`) credits no causal mask, so the window keeps
+    that convention: ``T`` scaled by the windowed share of the causal pairs, continuous at
+    ``W = T``.
+
+    >>> round(windowed_span(32768, 4096), 2)
+    7679.89
+    >>> windowed_span(4096, 4096), windowed_span(4096, None)
+    (4096.0, 4096.0)
+    """
+    t = float(sequence_length)
+    if window is None or window >= sequence_length:
+        return t
+    w = float(window)
+    return w * (2.0 * t - w + 1.0) / (t + 1.0)
 
 
 #: A tensor of a transformer block (:meth:`Architecture.tensors`' names): GPT-2's
@@ -911,7 +1054,9 @@ def context_note(arch: str | Architecture | None, sequence_length: object) -> st
     context is not known (a bare parameter count, a config.json without the field).
 
     A learned position table has no row past its last one, so the model cannot run such a
-    sequence as it is; rotary positions can be extended (:data:`POSITIONS`). Either way the
+    sequence as it is; rotary positions can be extended (:data:`POSITIONS`), and a config
+    whose ``rope_scaling`` extends them (:attr:`Architecture.rope_scaled_positions`) has that
+    longer context. Either way the
     memory, step and cost are priced at the sequence given: a note, not a refusal.
 
     >>> context_note("llama-3.1-8b", 8192) is None
@@ -923,6 +1068,17 @@ def context_note(arch: str | Architecture | None, sequence_length: object) -> st
         return None
     a = load_arch(arch)
     ctx, seq = a.max_positions, int(sequence_length)  # type: ignore[call-overload]
+    scaled = a.rope_scaled_positions
+    if scaled is not None and ctx is not None and scaled > ctx:
+        # the file carries its RoPE scaling: its context is the scaled one
+        if seq <= scaled:
+            return None
+        return (
+            f"sequence length: {seq:,} tokens is past {a.name}'s context of {scaled:,} tokens "
+            f"(max_position_embeddings {ctx:,} with its rope_scaling, {a.rope_scaling}): "
+            "rotary positions can be scaled further, usually with fine-tuning at the longer "
+            "length; priced as given"
+        )
     if ctx is None or seq <= ctx:
         return None
     head = f"sequence length: {seq:,} tokens is past {a.name}'s context of {ctx:,} tokens"
@@ -939,20 +1095,58 @@ def context_note(arch: str | Architecture | None, sequence_length: object) -> st
     )
 
 
+def window_note(arch: str | Architecture | None, sequence_length: object) -> str | None:
+    """What an answer at ``sequence_length`` tokens says when the model's sliding window is
+    shorter (:attr:`Architecture.sliding_window`): its attention FLOPs are priced on the keys
+    each query attends (:func:`windowed_span`); None without a window or within it.
+
+    >>> window_note("mistral-7b", 4096) is None
+    True
+    >>> window_note("mistral-7b", 32768)[:58]
+    'mistral-7b attends through a sliding window 4,096 tokens w'
+    """
+    if arch is None or sequence_length is None:
+        return None
+    a = load_arch(arch)
+    w, seq = a.sliding_window, int(sequence_length)  # type: ignore[call-overload]
+    if w is None or seq <= w or not a.windowed_layers:
+        return None
+    where = (
+        f"all {a.layers} layers"
+        if a.windowed_layers == a.layers
+        else f"{a.windowed_layers} of its {a.layers} layers (the others attend in full)"
+    )
+    return (
+        f"{a.name} attends through a sliding window {w:,} tokens wide in {where}: attention "
+        f"FLOPs are priced on the keys each query attends, min(position, {w:,}), "
+        f"{windowed_span(seq, w):,.0f} per query where full attention counts {seq:,} "
+        "(Mistral 7B, arXiv:2310.06825); activation memory is as without it (FlashAttention "
+        "stores no score matrix either way)"
+    )
+
+
 def architecture_notes(
     arch: str | Architecture | None, sequence_length: object = None
 ) -> tuple[str, ...]:
-    """What an answer for ``arch`` at ``sequence_length`` tokens leaves out or runs past, the
-    notes every surface writes beside it: a mixture of experts' expert parallelism
-    (:func:`moe_data_parallel_note`), then a sequence past the model's context
-    (:func:`context_note`). Empty for a bare parameter count (``arch`` None).
+    """What an answer for ``arch`` at ``sequence_length`` tokens leaves out, assumes or runs
+    past, the notes every surface writes beside it: what reading its config.json assumed
+    (:attr:`Architecture.config_notes`), a mixture of experts' expert parallelism
+    (:func:`moe_data_parallel_note`), a sliding window shorter than the sequence
+    (:func:`window_note`), then a sequence past the model's context (:func:`context_note`).
+    Empty for a bare parameter count (``arch`` None).
 
     >>> architecture_notes(None, 4096), architecture_notes("llama-3.1-8b", 4096)
     ((), ())
     """
     if arch is None:
         return ()
-    notes = (moe_data_parallel_note(arch), context_note(arch, sequence_length))
+    said = tuple(f"{load_arch(arch).name}: {n}" for n in load_arch(arch).config_notes)
+    notes = (
+        *said,
+        moe_data_parallel_note(arch),
+        window_note(arch, sequence_length),
+        context_note(arch, sequence_length),
+    )
     return tuple(n for n in notes if n)
 
 
@@ -1032,6 +1226,13 @@ def load_arch(name: str | Architecture) -> Architecture:
         raise ValueError(
             f"arch: {name!r} is {what}; give a Hugging Face config.json (or the model's folder "
             "that holds it) or an architecture preset (`cm.arch_names()`)"
+        )
+    if name not in table and ("/" in name or "\\" in name):
+        # a path that is not there (a mistyped file or folder): no preset has a slash, so
+        # the presets closest to its spelling were no answer
+        raise ValueError(
+            f"arch: no such file {name!r}; give a Hugging Face config.json (or the model's "
+            "folder that holds it) or an architecture preset (`cm.arch_names()`)"
         )
     if name not in table:
         from ._checks import unknown_name

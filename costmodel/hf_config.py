@@ -27,7 +27,14 @@ tensor list (DDP buckets), activations and FLOPs per token come out as for a pre
 Keys that change the shape in a way the families do not model (``attention_bias`` or
 ``mlp_bias`` true on Llama, ``moe_layer_freq`` other than 1 on DeepSeek-V3, a GPT-NeoX
 ``attention_bias`` false) are refused with the key named; keys that do not change the parameter
-shapes (dropout, RoPE, dtypes, token ids) are ignored. The count is the shapes' count: there is
+shapes (dropout, RoPE theta, token ids) are ignored, and those that change the trained model
+without changing the shapes the tool prices (DeepSeek-V3's ``num_nextn_predict_layers``, a
+``torch_dtype`` other than bfloat16/float16) are said in a note (:func:`_ignored`). A missing
+``num_key_value_heads`` takes ``transformers``' default for the model_type
+(:data:`KV_HEADS_DEFAULTS`) and a sliding window is read as ``transformers`` reads it
+(:func:`_window`), each default said in a note (:attr:`Architecture.config_notes`); a
+``rope_scaling`` extends the context the note on a long sequence uses (:func:`_rope_scaling`).
+The count is the shapes' count: there is
 no published figure for your model, so ``published_params`` is the counted value.
 ``max_position_embeddings`` (GPT-2: ``n_positions``) is the model's trained context: an answer
 at a longer sequence says so (:func:`costmodel.architecture.context_note`); a config without
@@ -66,6 +73,20 @@ _CONFIG_KEYS = {
     "experts": "num_local_experts / n_routed_experts",
     "kv_lora_rank": "kv_lora_rank",
 }
+
+#: model_type -> ``num_key_value_heads`` of ``transformers``' config class when the key is not
+#: in the file (a fixed number: MistralConfig 8, MixtralConfig 8, Qwen2Config 32). LlamaConfig's
+#: default is None, read as ``num_attention_heads`` (multi-head attention); DeepseekV3's MLA
+#: shapes do not use the key. A null in the file is ``num_attention_heads`` in every class
+#: ("for backward compatibility").
+KV_HEADS_DEFAULTS: dict[str, int] = {"mistral": 8, "mixtral": 8, "qwen2": 32}
+
+#: ``sliding_window`` of MistralConfig when the key is not in the file [tokens]
+MISTRAL_WINDOW_DEFAULT = 4096
+#: Qwen2Config's ``sliding_window`` and ``max_window_layers`` when ``use_sliding_window`` is
+#: true and the key is not in the file
+QWEN2_WINDOW_DEFAULT = 4096
+QWEN2_MAX_WINDOW_LAYERS_DEFAULT = 28
 
 #: model_type -> family of :class:`costmodel.architecture.Architecture`
 MODEL_TYPES: dict[str, str] = {
@@ -116,6 +137,129 @@ def _refuse(cfg: dict[str, Any], key: str, unsupported: Any, why: str) -> None:
         raise ValueError(f"config.json: {key}={json.dumps(unsupported)} is not supported ({why})")
 
 
+def _kv_heads(cfg: dict[str, Any], mt: str, heads: int, notes: list[str]) -> int:
+    """``num_key_value_heads``, or ``transformers``' default for ``mt`` when the file has no
+    such key (:data:`KV_HEADS_DEFAULTS`; Llama's: ``num_attention_heads``), said in ``notes``.
+    A fixed default that does not divide the heads is refused naming the key."""
+    if "num_key_value_heads" in cfg or mt == "deepseek_v3":  # null: num_attention_heads
+        return int(_int(cfg, "num_key_value_heads", default=heads))
+    if mt not in KV_HEADS_DEFAULTS:
+        notes.append(
+            f"num_key_value_heads not in the file: transformers' default for {mt}, "
+            f"num_attention_heads ({heads}: multi-head attention)"
+        )
+        return heads
+    kv = KV_HEADS_DEFAULTS[mt]
+    said = f"num_key_value_heads not in the file: transformers' default for {mt}, {kv}"
+    if heads % kv:
+        raise ValueError(
+            f"config.json: {said}, does not divide num_attention_heads {heads}; "
+            "give num_key_value_heads in the file"
+        )
+    notes.append(said)
+    return kv
+
+
+def _window(cfg: dict[str, Any], mt: str, layers: int, notes: list[str]) -> dict[str, Any]:
+    """``sliding_window`` and ``window_layers`` of :class:`Architecture` from the config, as
+    ``transformers`` reads them: MistralConfig's ``sliding_window`` (4096 when the key is not
+    in the file, null for none) and MixtralConfig's (None by default) window every layer;
+    Qwen2Config's applies only when ``use_sliding_window`` is true, and then to the layers
+    its ``layer_types`` marks ``sliding_attention``, by default those from
+    ``max_window_layers`` on (``Qwen2Config.__post_init__``: layer ``i`` slides when
+    ``i >= max_window_layers``; the layers below attend in full). Other families have none."""
+    if mt in ("mistral", "mixtral"):
+        if "sliding_window" not in cfg and mt == "mistral":
+            notes.append(
+                "sliding_window not in the file: transformers' default for mistral, "
+                f"{MISTRAL_WINDOW_DEFAULT}"
+            )
+            return {"sliding_window": MISTRAL_WINDOW_DEFAULT}
+        return {"sliding_window": _int(cfg, "sliding_window", default=None)}
+    if mt != "qwen2" or not _bool(cfg, "use_sliding_window", False):
+        return {}
+    if "sliding_window" not in cfg:
+        notes.append(
+            "sliding_window not in the file: transformers' default for qwen2, "
+            f"{QWEN2_WINDOW_DEFAULT}"
+        )
+    window = _int(cfg, "sliding_window", default=QWEN2_WINDOW_DEFAULT)
+    kinds = cfg.get("layer_types")
+    if kinds is not None:
+        if not (
+            isinstance(kinds, list)
+            and len(kinds) == layers
+            and all(k in ("sliding_attention", "full_attention") for k in kinds)
+        ):
+            raise ValueError(
+                f"config.json: layer_types must list {layers} entries (num_hidden_layers), each "
+                "sliding_attention or full_attention"
+            )
+        windowed = sum(k == "sliding_attention" for k in kinds)
+    else:
+        first = _int(cfg, "max_window_layers", default=QWEN2_MAX_WINDOW_LAYERS_DEFAULT, low=0)
+        windowed = max(0, layers - first)
+    if not windowed:
+        return {}
+    return {"sliding_window": window, "window_layers": windowed}
+
+
+def _rope_scaling(cfg: dict[str, Any], ctx: int | None) -> dict[str, Any]:
+    r"""The context a config's ``rope_scaling`` gives [tokens], as the context note reads it.
+
+    .. math:: T_{ctx} = \max\big(T_{max},\ s \cdot T_{orig}\big)
+
+    ``T_max`` its ``max_position_embeddings``, ``s`` the scaling's ``factor``, ``T_orig`` its
+    ``original_max_position_embeddings`` (default ``T_max``): Qwen2.5's YaRN (32,768 x 4 =
+    131,072; Peng et al. 2023, arXiv:2309.00071), linear position interpolation (Chen et al.
+    2023, arXiv:2306.15595); Llama 3.1's ``llama3`` scaling already says 131,072 in
+    ``max_position_embeddings`` (8 x 8,192 = 65,536 is less). ``transformers``'
+    ``modeling_rope_utils`` reads the same keys (``rope_type``, older files ``type``).
+    """
+    rs = cfg.get("rope_scaling")
+    if rs is None or ctx is None:
+        return {}
+    if not isinstance(rs, dict):
+        raise ValueError(f"config.json: rope_scaling must be an object or null, got {rs!r}")
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind in (None, "default") or "factor" not in rs:
+        return {}
+    factor = rs["factor"]
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or not math.isfinite(factor)
+        or not 1 <= factor <= 1e6
+    ):
+        raise ValueError(f"config.json: rope_scaling factor must be in [1, 1e6], got {factor!r}")
+    orig = _int(rs, "original_max_position_embeddings", default=ctx)
+    scaled = max(ctx, int(factor * orig))
+    return {"rope_scaled_positions": scaled, "rope_scaling": f"{kind} x{factor:g}"}
+
+
+def _ignored(cfg: dict[str, Any]) -> list[str]:
+    """Notes for keys the reader leaves out that change the trained model: DeepSeek-V3's
+    multi-token prediction (``num_nextn_predict_layers``: extra layers trained beside the main
+    model, DeepSeek-V3 report arXiv:2412.19437 section 2.2, not in its 671B), and a
+    ``torch_dtype`` other than bfloat16/float16 (the memory and step are priced with the
+    recipe's dtypes, not the file's)."""
+    out = []
+    mtp = cfg.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+        out.append(
+            f"num_nextn_predict_layers {mtp} in the file: the multi-token prediction "
+            f"module{'s' if mtp > 1 else ''} (arXiv:2412.19437 section 2.2) are not counted: "
+            "parameters, memory and FLOPs are the main model's"
+        )
+    dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    if isinstance(dtype, str) and dtype not in ("bfloat16", "float16"):
+        out.append(
+            f"torch_dtype {dtype} in the file: the checkpoint's dtype; memory and step are "
+            "priced with the recipe's dtypes (bf16 weights and activations by default), not it"
+        )
+    return out
+
+
 def arch_from_hf_config(
     cfg: dict[str, Any], *, name: str, source: str = "user config.json"
 ) -> Architecture:
@@ -142,6 +286,7 @@ def arch_from_hf_config(
             f"config.json: model_type {mt!r} is not supported; supported: {', '.join(MODEL_TYPES)}"
         )
     family = MODEL_TYPES[mt]
+    notes: list[str] = []  # what the reading assumed, said beside every answer
     fields: dict[str, Any] = {
         "name": name,
         "description": f"{name} (config.json, model_type {mt})",
@@ -168,7 +313,7 @@ def arch_from_hf_config(
         )
     else:
         heads = _int(cfg, "num_attention_heads")
-        kv = heads if family == "gpt-neox" else _int(cfg, "num_key_value_heads", default=heads)
+        kv = heads if family == "gpt-neox" else _kv_heads(cfg, mt, heads, notes)
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
             hidden=_int(cfg, "hidden_size"),
@@ -214,6 +359,11 @@ def arch_from_hf_config(
             qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
             v_head_dim=_int(cfg, "v_head_dim"),
         )
+    fields.update(_window(cfg, mt, fields["layers"], notes))
+    if family != "gpt2":
+        fields.update(_rope_scaling(cfg, fields.get("max_positions")))
+    notes += _ignored(cfg)
+    fields["config_notes"] = tuple(notes)
     try:
         a = Architecture.model_validate(fields)
     except ValidationError as exc:
@@ -352,14 +502,16 @@ def renamed(a: Architecture, name: str) -> Architecture:
 
 
 def load_hf_config(path: str | Path) -> Architecture:
-    """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
-    never modified; cached by the file's bytes). Its name is what the file says
+    """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path``, or in the
+    model's folder ``path`` (read offline, never modified; cached by the file's bytes). Its name is what the file says
     (:func:`config_name`: ``_name_or_path``, then the file's own name unless it is the plain
     ``config.json``, then ``model_type`` with its size: ``mistral (7.2B)``), the same for the
     app's upload of the same file; not the folder's name (``/tmp``, a Hub cache's commit)."""
     if not isinstance(path, str | os.PathLike):  # Path(0): Python's own "expected str, ..."
         raise ValueError(f"arch: the path of a config.json (a str or Path), got {path!r}")
     p = Path(path).expanduser()
+    if p.is_dir() and (p / "config.json").is_file():  # the model's folder, as load_arch reads
+        p = p / "config.json"
     try:
         st = p.resolve().stat()
     except OSError:

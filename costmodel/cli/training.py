@@ -37,6 +37,20 @@ _LOSS_HELP = (
 )
 
 
+def _arch_name(arch: str | None) -> str | None:
+    """The model's one name for a header: a preset's own, a config.json's by what the file
+    says (:func:`costmodel.hf_config.config_name`, as its notes name it), not the typed path;
+    None (or the text as typed, if it names no architecture) otherwise."""
+    if not arch:
+        return arch
+    from ..architecture import load_arch
+
+    try:
+        return load_arch(arch).name
+    except ValueError:
+        return arch
+
+
 def _check_loss(loss: str) -> None:
     if loss not in LOSS_MODES:
         raise ValueError(f"--loss: must be {', '.join(LOSS_MODES)}, got {loss!r}")
@@ -867,7 +881,7 @@ def memory(
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
     else:  # no card given, no default one (as step and the sweep): say how to get the verdict
         rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
-    head = f"{arch}: " if arch else ""
+    head = f"{_arch_name(arch)}: " if arch else ""
     over = (
         f"ZeRO-{zero} inside groups of {result['group_size']} GPUs"
         if st == "hsdp"
@@ -1016,7 +1030,7 @@ def _memory_all_out(
         _print_json(out)
         return
     first = rows[0]
-    what = arch or f"{units.format_count(float(first['params']))} params"
+    what = _arch_name(arch) or f"{units.format_count(float(first['params']))} params"
     gpn = axes.get("gpus_per_node", [None])[0]
     where = "" if gpn is None else f", {units.format_counted(int(gpn), 'GPU')} of each node"
     typer.echo(
@@ -1741,7 +1755,10 @@ def step(
         _kv(
             [
                 ("ranks", str(n)),
-                ("buckets", f"{result.buckets}" + (f" ({arch} tensors)" if arch else "")),
+                (
+                    "buckets",
+                    f"{result.buckets}" + (f" ({_arch_name(arch)} tensors)" if arch else ""),
+                ),
                 ("compute", units.format_duration(result.compute_s)),
                 ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
@@ -1935,7 +1952,7 @@ def _step_on_cluster(
         if whole is not None and whole != c.node.gpus_per_node:
             gpus = f"{c.node.gpus_per_node} of {whole} GPUs per node, {gpus}"
         typer.echo(
-            f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x "
+            f"{_arch_name(arch) or units.format_count(float(p or 0)) + ' params'} on {cluster} x "
             f"{units.format_counted(nodes, 'node')} ({gpus}), every strategy ranked by step time among those that "
             f"fit, then the rest by memory per GPU (overlap contention c = {contention:g}, "
             f"collective model {kw['model']}):"
@@ -3620,7 +3637,7 @@ def train(
             + ")",
         )
     )
-    head = arch or f"{units.format_count(result.scenario.params)} params"
+    head = _arch_name(arch) or f"{units.format_count(result.scenario.params)} params"
     # a measured step replaces the predicted one whole: no contention of its overlap to show
     step_of = (
         "measured step time"

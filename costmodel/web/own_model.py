@@ -61,7 +61,9 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
         a = hf_config.load_hf_config(path)
     except ValueError as exc:  # named by the box and the upload, not the API's argument
         text = str(exc).replace(str(path.resolve()), filename)  # nor the private copy
-        raise ValueError(re.sub(r"^arch: ", f"{LABEL}: ", text)) from None
+        text = re.sub(r"^arch: ", f"{LABEL}: ", text)
+        # a plain config.json is the box's own name: said once, not "config.json: config.json:"
+        raise ValueError(text.replace(f"{LABEL}: {LABEL}: ", f"{LABEL}: ", 1)) from None
     keep_name(a.name)  # its notes start with its name: written as it is
     return a, str(path)
 
@@ -90,7 +92,8 @@ def describe(a: Architecture, col, source: str | None = None) -> None:
     from costmodel.units import format_count
 
     moe = f", {format_count(a.active_params)} active per token" if a.moe else ""
+    window = f", sliding window {a.sliding_window:,}" if a.windowed_layers else ""
     col.caption(
         f"{format_count(a.params)} params{moe}; {a.layers} layers, hidden {a.hidden}, "
-        f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {a.source if source is None else plain(source)}"
+        f"{a.heads} heads ({a.kv_heads} KV{window}), vocab {a.vocab}. Source: {a.source if source is None else plain(source)}"
     )
