@@ -631,7 +631,10 @@ def ddp_step(
         Data-parallel ranks ``N`` [-], whole, 1..1,000,000,000 (every command's ``--ranks``).
     step_overhead_s : float
         DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
-        lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
+        lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`
+        from two ranks up: one rank is plain training, no DDP wrapper). Kept on one rank when
+        given (a DDP-wrapped model at world size 1, as PyTorch's DDP benchmark measures); the
+        one-GPU reference of ``N > 1`` ranks is plain training, without it.
     tail_s : float
         Serial time after the step's last all-reduce that is neither compute nor communication
         [s] (default 0, the lesson's step; Scenario passes the engine's optimizer step and
@@ -798,8 +801,10 @@ def ddp_step(
     compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s + opt
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
-    # one rank: the step is its own one-GPU reference (no rounding residue in its efficiency)
-    t1 = step_time if n == 1 else one_gpu_step_s(compute, opt, steps.host_s)
+    # one rank: the step is its own one-GPU reference (no rounding residue in its efficiency);
+    # more: plain training on one GPU, no DDP wrapper and so no host time (one_gpu_step_s),
+    # the engine's reference
+    t1 = step_time if n == 1 else one_gpu_step_s(compute, opt)
     return DDPStep(
         compute_s=compute,
         comm_s=comm,

@@ -44,6 +44,7 @@ empty; a name put there later is accepted with a :class:`DeprecationWarning` nam
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -283,6 +284,16 @@ def check_algorithm(model: str, op: str, algorithm: object, *, link: bool = Fals
     ...
     ValueError: algorithm: 'hierarchical' is not a textbook broadcast algorithm (the model has it for all_reduce); allowed: auto, chain, binomial_tree; ring (alias of chain)
     """
+    if type(model) is str and type(op) is str and type(algorithm) is str:
+        # names only: the answer kept per (model, op, name, link), so the scalar path
+        # (cm.allreduce_time: a few us a call) does not search the tables on every call; a
+        # refusal raises and is never kept, so it is said on every call
+        return _check_algorithm_kept(model, op, algorithm, link)
+    return _check_algorithm(model, op, algorithm, link)
+
+
+def _check_algorithm(model: str, op: str, algorithm: object, link: bool) -> str:
+    """:func:`check_algorithm`'s reading of ``algorithm`` (its docstring)."""
     from .nccl.names import canonical_choice, is_choice_set
     from .tables import canonical_op, spelled_as
 
@@ -310,7 +321,10 @@ def check_algorithm(model: str, op: str, algorithm: object, *, link: bool = Fals
                 "calibrated models on a cluster); allowed: "
                 + allowed_algorithms_text(model, op, link=link)
             )
-    name = spelled_as(algorithm, (AUTO, *names, *aliases))
+    # a canonical name (or an alias) as typed needs no spelling search: the scalar path's
+    # case (cm.allreduce_time's "ring" on every call)
+    known = algorithm == AUTO or algorithm in names or algorithm in aliases
+    name = algorithm if known else spelled_as(algorithm, (AUTO, *names, *aliases))
     if name is None:
         over = " over one link" if link else ""
         raise ValueError(
@@ -355,6 +369,12 @@ def check_algorithm_every_op(model: str, algorithm: object, *, link: bool = Fals
         )
     key = spelled_as(str(algorithm), (AUTO, *every_op_algorithms(model, link=link)))
     return key or str(algorithm)
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_algorithm_kept(model: str, op: str, algorithm: str, link: bool) -> str:
+    """:func:`_check_algorithm` kept for names (every argument a str: hashable, immutable)."""
+    return _check_algorithm(model, op, algorithm, link)
 
 
 def every_op_algorithms(model: str, *, link: bool = False) -> tuple[str, ...]:

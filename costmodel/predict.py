@@ -270,7 +270,9 @@ def buffer_memory_note(
 
     ``M`` is the per-rank buffer as nccl-tests' size column counts it: the largest buffer the
     collective touches (all-reduce in place holds ``M``; out of place, as nccl-tests runs by
-    default, ``2 M``; all-gather's ``M`` is its full output, reduce-scatter's its full input).
+    default, ``2 M``; all-gather's ``M`` is its full output, reduce-scatter's its full input,
+    each with its ``M / N`` shard beside it: ``(1 + 1/N) M``). The note holds for every op
+    (called without one): the other buffer comes on top, up to twice ``M``.
     No GPU can run a collective whose buffer it cannot hold, so its time is the formula's
     extrapolation, not a run that could be measured; the note says so beside the number.
 
@@ -289,8 +291,9 @@ def buffer_memory_note(
     return (
         f"size {format_bytes(float(over.min()))} per rank is more than the {gpu.name} GPU memory "
         f"({format_bytes(float(gpu.memory_bytes))}): the GPU cannot hold that buffer (out of "
-        "place, as nccl-tests runs, an all-reduce needs twice that), so the times at and above it are the model's "
-        "extrapolation, not a run that could be measured"
+        "place, as nccl-tests runs, the op's other buffer comes on top: up to twice that), so "
+        "the times at and above it are the model's extrapolation, not a run that could be "
+        "measured"
     )
 
 

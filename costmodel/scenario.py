@@ -766,7 +766,9 @@ class Scenario(OneLineModel):
             else cluster.intra_bandwidth_bytes_per_s
         )
         grad = get_recipe(self.recipe).gradient_bytes if gradient_bytes is None else gradient_bytes
-        if "layer_param_counts" in kwargs:  # the engine's DDP host overhead, per tensor
+        if "layer_param_counts" in kwargs and int(cluster.ranks) > 1:
+            # the engine's DDP host overhead, per tensor; one rank is plain training, no DDP
+            # wrapper, none (costmodel.strategy.step._ddp_overhead_s)
             from .compute import ddp_step_overhead_s
 
             kwargs["step_overhead_s"] = ddp_step_overhead_s(len(kwargs["layer_param_counts"]))

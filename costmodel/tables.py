@@ -16,6 +16,7 @@ import numpy as np
 # (collectives.OPS, nccl.OPS, predict.OPS and hardware.CollectiveOp are this one).
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
 OPS: tuple[str, ...] = get_args(Op)
+_OP_SET = frozenset(OPS)
 
 
 def canonical_op(name: str) -> str:
@@ -27,6 +28,8 @@ def canonical_op(name: str) -> str:
     >>> canonical_op("all-reduce"), canonical_op("AllGather"), canonical_op("reduce_scatter")
     ('all_reduce', 'all_gather', 'reduce_scatter')
     """
+    if type(name) is str and name in _OP_SET:  # already canonical: the scalar path's case
+        return name
     op = spelled_as(name, OPS)
     if op is None:
         raise ValueError(f"op: unknown collective {name!r}; allowed: {', '.join(OPS)}")

@@ -39,10 +39,11 @@ def test_cli_overheads_equal_the_memory_page():
     assert got["cuda_context_bytes"] == 8 * 2**30 and got["fragmentation"] == 0.3
     parts = got["memory_parts_bytes"]
     assert parts["cuda_context_bytes"] == 8 * 2**30
-    # f x everything the allocator holds (the buffers' share is in their own row): the
-    # lesson's total less the context is (1 + f) x its held bytes
-    held = got["lesson_memory_bytes"] - 8 * 2**30
+    # f x everything the allocator holds, the buckets included (their share in this row,
+    # not in theirs): the total less the context is (1 + f) x the held bytes
+    held = got["memory_bytes"] - 8 * 2**30
     assert parts["fragmentation_bytes"] == pytest.approx(0.3 / 1.3 * held, rel=1e-12)
+    assert parts["buckets_bytes"] == _json(*CLI)["memory_parts_bytes"]["buckets_bytes"]
     plain = _json(*CLI)
     assert plain["fits"] and not got["fits"]  # the overheads decide the verdict here
     assert got["max_params"] < plain["max_params"]

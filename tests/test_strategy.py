@@ -537,18 +537,23 @@ def test_ddp_step_adds_the_fitted_per_tensor_host_overhead():
     kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=1, gpus_per_node=1, band=False)
     n = len(load_arch("llama-2-7b").tensor_sizes)
     one = strategy_step(**kw, strategy="ddp", compute_time_s=0.3)
-    # one GPU: no collective, the step is compute, the optimizer step, plus DDP's hooks and
-    # bucket copies per tensor
-    assert one.comm_s == 0.0
+    # one GPU: plain training, no DDP wrapper: no collective and no DDP hooks or bucket
+    # copies, the step is compute and the optimizer step, as fsdp's
+    assert one.comm_s == 0.0 and one.host_overhead_s == 0.0
     opt = one.optimizer_s
-    assert one.step_time_s == pytest.approx(0.3 + opt + ddp_step_overhead_s(n), rel=1e-12)
-    assert ddp_step_overhead_s(n) > 0
-    # fsdp has no such term; accumulation under no_sync pays it once per step
+    assert one.step_time_s == pytest.approx(0.3 + opt, rel=1e-12)
     assert strategy_step(**kw, strategy="fsdp", compute_time_s=0.3).step_time_s == pytest.approx(
         0.3 + opt, rel=1e-12
     )
+    # two GPUs: DDP's hooks and bucket copies per tensor; fsdp has no such term; accumulation
+    # under no_sync pays it once per step
+    kw["gpus_per_node"] = 2
+    two = strategy_step(**kw, strategy="ddp", compute_time_s=0.3)
+    assert two.host_overhead_s == pytest.approx(ddp_step_overhead_s(n), rel=1e-12)
+    assert ddp_step_overhead_s(n) > 0
+    assert strategy_step(**kw, strategy="fsdp", compute_time_s=0.3).host_overhead_s == 0.0
     acc = strategy_step(**kw, strategy="ddp", compute_time_s=0.3, accumulation=3)
-    assert acc.step_time_s == pytest.approx(0.9 + opt + ddp_step_overhead_s(n), rel=1e-12)
+    assert acc.host_overhead_s == pytest.approx(ddp_step_overhead_s(n), rel=1e-12)
 
 
 def test_the_optimizer_step_is_hbm_bound_on_the_local_shard_after_the_gradients():

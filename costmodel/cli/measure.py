@@ -1188,12 +1188,35 @@ def validate_compare(
     if (results is None) == (reference is None):
         raise ValueError("validate compare: give RESULTS or --reference NAME (one)")
     if reference is not None:
-        from ..reference import reference_path
-
-        results = reference_path(reference, kind="nccl-tests")
+        from ..reference import reference_id, reference_path, reference_runs
         from ..validation.logread import busbw_only_refusal
         from ..validation.nccl_tests import is_busbw_table, why_not_timed
         from ..validation.reference_runs import timed_runs
+
+        try:
+            results = reference_path(reference, kind="nccl-tests")
+        except ValueError as exc:
+            if "is not a bundled reference run" not in str(exc):
+                raise
+            # the ids this command reads, and the bundled files it does not (no times)
+            timed = timed_runs()
+            others = [
+                i
+                for i in dict.fromkeys(map(reference_id, reference_runs("nccl-tests")))
+                if i not in timed
+            ]
+            raise ValueError(
+                f"--reference: {reference!r} is not a bundled reference run; allowed: a "
+                f"run's short id ({', '.join(timed)}) or its full name (the file name, e.g. "
+                "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce; "
+                "costmodel/data/reference/README.md lists them)"
+                + (
+                    f"; {', '.join(others)} are bundled without times (busbw-only tables, "
+                    "or no result rows), not compared"
+                    if others
+                    else ""
+                )
+            ) from None
 
         text = results.read_text(errors="replace")
         if is_busbw_table(text):  # the message a path to the same file gets, and the page

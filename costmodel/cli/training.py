@@ -1402,8 +1402,11 @@ def step(
     cluster: Annotated[
         str | None,
         typer.Option(
-            help="Cluster preset (the realistic model; default dgx-h100, as train, scenario and "
-            "the API's strategy_step, unless --ranks/--bandwidth give one link)."
+            help="Cluster preset (the realistic model; dgx-h100 by default, as train, scenario "
+            "and the API's strategy_step, unless --ranks/--bandwidth give one link).  "
+            # None in the signature (--ranks/--bandwidth's one link needs no preset); the
+            # preset it assumes otherwise, marked as click marks train's and scenario's
+            "[default: dgx-h100]",
         ),
     ] = None,
     nodes: _NodesOpt = DEFAULT_NODES,

@@ -55,6 +55,7 @@ class StrategyMemory:
     base: Any  # costmodel.memory.MemoryBreakdown (state sharded as the layout shards it)
     gathered_bytes: float  # unsharded units in flight (fsdp/hsdp) [B]
     buffers_bytes: float  # communication buckets (ddp bucket copy, zero buckets) [B]
+    # (both as allocated; their fragmentation is in fragmentation_bytes, with the rest's)
     # the layout sized, named as Layout.identity names it: the plain strategy (hsdp) and the
     # layout's name (hsdp g=8, fsdp (no reshard)), as_dict's "strategy" and "layout"
     strategy: str
@@ -81,8 +82,26 @@ class StrategyMemory:
         )
 
     @property
+    def buffer_fragmentation_bytes(self) -> float:
+        """The fragmentation allowance on the buffers [B]: ``f (gathered + buckets)``, the
+        share of ``fragmentation_bytes`` beyond the state's and the activations' (the
+        allocator holds the buffers too: :func:`costmodel.memory.training_memory`'s
+        allowance is ``f`` x everything it holds)."""
+        return self.fragmentation * (self.gathered_bytes + self.buffers_bytes)
+
+    @property
+    def fragmentation_bytes(self) -> float:
+        """The whole fragmentation allowance [B]: ``f`` x (state + activations + buffers)."""
+        return float(self.base.fragmentation_bytes) + self.buffer_fragmentation_bytes
+
+    @property
     def total_bytes(self) -> float:
-        return float(self.base.total_bytes) + self.gathered_bytes + self.buffers_bytes
+        return (
+            float(self.base.total_bytes)
+            + self.gathered_bytes
+            + self.buffers_bytes
+            + self.buffer_fragmentation_bytes
+        )
 
     @property
     def activations_bytes(self) -> float:
@@ -92,6 +111,7 @@ class StrategyMemory:
         """Every part [B] by name (the state parts, activations, buffers, gathered units)."""
         d = {k: float(v) for k, v in self.base.parts().items()}
         d.pop("ddp_buckets_bytes", None)
+        d["fragmentation_bytes"] = self.fragmentation_bytes  # the buffers' share too
         d["buckets_bytes"] = self.buffers_bytes
         d["gathered_units_bytes"] = self.gathered_bytes
         return d
@@ -99,14 +119,17 @@ class StrategyMemory:
     def gb_columns(self) -> dict[str, float]:
         """The memory sweep's columns, which ``costmodel memory --json`` writes too [GB, 1e9 B]:
         each part of the sharded state and the activations (``weights_GB``, ...,
-        ``fragmentation_GB``), ``buffers_GB`` (the buckets and the gathered units: what the
-        layout holds while it communicates), ``lesson_memory_GB`` (the lesson's total, no
-        buffers) and ``memory_GB`` (the total, ``lesson_memory_GB + buffers_GB``)."""
+        ``fragmentation_GB``: of everything the allocator holds, the buffers included),
+        ``buffers_GB`` (the buckets and the gathered units: what the layout holds while it
+        communicates), ``lesson_memory_GB`` (the lesson's total, no buffers, nor their
+        fragmentation) and ``memory_GB`` (the total, ``lesson_memory_GB + buffers_GB`` + the
+        buffers' fragmentation)."""
         out = {
             f"{k.removesuffix('_bytes')}_GB": float(v) / _GB
             for k, v in self.base.parts().items()
             if k != "ddp_buckets_bytes"  # counted with the other buffers
         }
+        out["fragmentation_GB"] = self.fragmentation_bytes / _GB
         out["buffers_GB"] = (self.gathered_bytes + self.buffers_bytes) / _GB
         out["lesson_memory_GB"] = float(self.base.total_bytes) / _GB
         out["memory_GB"] = self.total_bytes / _GB
@@ -478,7 +501,6 @@ def _strategy_memory(
     base = _training_memory(None if arch is not None else p, kw)
     r = M.get_recipe(recipe)
     grad_b = lay.grad_bytes(r.gradient_bytes)
-    frag = 1.0 + float(fragmentation)
     gathered = buffers = 0.0
     if lay.strategy in ("zero1", "zero2"):
         # at any rank count, one included: DeepSpeed allocates the ipg buffers whatever the
@@ -508,8 +530,8 @@ def _strategy_memory(
     notes = tuple(memory_notes(base.activations_note, p, arch, seq))
     return StrategyMemory(
         base,
-        gathered * frag,
-        buffers * frag,
+        gathered,  # as allocated: their fragmentation is StrategyMemory.fragmentation_bytes
+        buffers,
         lay.strategy,
         lay.name,
         notes,

@@ -447,10 +447,18 @@ def one_gpu_step_s(compute_s: float, optimizer_s: float, host_overhead_s: float 
     ``T_1 = compute + optimizer_1 + host``: the same per-GPU micro-batches and accumulation
     (weak scaling), their forward, backward and recomputation ``compute_s`` as the step on
     ``N`` GPUs computes them, the optimizer step over *all* the parameters
-    (``optimizer_s``: on one GPU nothing is sharded) and the framework's host time per step
-    (``host_overhead_s``: DDP's hooks and bucket copies run on one GPU too; PyTorch's DDP
-    benchmark the overhead is fitted on measures them from one GPU up). No collective and no
-    waiting for other ranks: one GPU has no data-parallel communication.
+    (``optimizer_s``: on one GPU nothing is sharded) and a framework's host time per step
+    (``host_overhead_s``, default 0). No collective and no waiting for other ranks: one GPU
+    has no data-parallel communication.
+
+    The step engine passes no host time: its reference is plain training on one GPU, no
+    DDP wrapper, the step it prices for the same setup on one GPU (one rank under ``ddp``
+    has no DDP host overhead, as it has no bucket copy), the same yardstick for every
+    strategy. "The same code on one GPU" is the training loop, not its data-parallel
+    wrapper: DDP's hooks and bucket copies (:func:`costmodel.compute.ddp_step_overhead_s`)
+    exist only to go data-parallel, so on ``N > 1`` ranks they are a scaling loss, like the
+    communication they feed. A caller pricing a DDP-wrapped model on one GPU (PyTorch's DDP
+    benchmark, measured from one GPU up) passes that wrapper's time here.
 
     A throughput reference, not a claim that the setup fits one GPU: a model whose memory
     needs the sharding of ``N`` GPUs (7B under mixed-precision Adam is 112 GB of state) cannot
@@ -1301,8 +1309,9 @@ def _prepare_at(
         mid = _micro_tasks(inp, per_micro_comm, False, 0)
         mid_tasks = mid if isinstance(mid, TaskList) else tuple(mid)
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
-    # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
-    overhead = _ddp_overhead_s(s, su.tensor_params)
+    # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s); none on one
+    # rank, which is plain training, no DDP wrapper (as its memory: no bucket copy)
+    overhead = _ddp_overhead_s(s, su.tensor_params, ranks)
     mid_overhead = overhead if per_micro_comm else 0.0
     band_f: tuple[list[float], list[float]] | None = None
     band_m: tuple[list[float], list[float]] | None = None
@@ -1392,13 +1401,14 @@ def _prepare_at(
         )
         tokens_step = su.tokens * ranks * acc
         ct = su.ct
-        # the same micro-batches on one GPU: the optimizer over every parameter, DDP's host time,
-        # no collective, no waiting for other ranks (one_gpu_step_s); a step of one rank is that
-        # step itself (taken as it is, so that its efficiency is 1 without a rounding residue)
+        # the same micro-batches on one GPU: the optimizer over every parameter, no DDP
+        # wrapper (plain training: no host overhead), no collective, no waiting for other
+        # ranks (one_gpu_step_s); a step of one rank is that step itself (taken as it is, so
+        # that its efficiency is 1 without a rounding residue)
         t1 = (
             step_s
             if ranks == 1
-            else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1), host_s)
+            else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1))
         )
         band_s = step_time_band(step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node))
         reach = (
@@ -2004,9 +2014,17 @@ def _arch_tensors(a: Any) -> tuple[float, ...]:
     return hit[1]
 
 
-def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
-    """DDP's per-step host overhead of a tensor list [s] (0 for other strategies or without
-    a tensor list).
+def _ddp_overhead_s(strategy: str, tensor_params: Any, ranks: int = 2) -> float:
+    """DDP's per-step host overhead of a tensor list [s] (0 for other strategies, without
+    a tensor list, or on one rank).
+
+    One rank under ``ddp`` is plain training, no DDP wrapper: no hooks, no bucket copy (its
+    memory holds none either, :func:`.memory.strategy_memory`), so on one GPU every strategy
+    takes the same step. PyTorch's DDP benchmark, on which the overhead is fitted
+    (``scripts/fit_ddp_overhead.py``), measures a DDP-wrapped model from one GPU up; that
+    fit and ``validate compare``'s DDP steps price a wrapped model
+    (:func:`costmodel.ddp.ddp_step`'s ``step_overhead_s``, given by their callers), not
+    this step.
 
     The same with ``gradient_as_bucket_view`` (:attr:`~.layout.Layout.bucket_view`): the step
     prices no bucket copy of its own. PyTorch's docs say the view also "avoids the overhead of
@@ -2015,7 +2033,7 @@ def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     on PyTorch's DDP benchmark at torch's default, ``gradient_as_bucket_view=False``), and no
     data here splits it off, so the view changes the memory (:func:`.memory.strategy_memory`)
     and not the step time: a step with the view may run a little faster than priced."""
-    if strategy != "ddp" or tensor_params is None:
+    if strategy != "ddp" or tensor_params is None or ranks <= 1:
         return 0.0
     from ..compute import ddp_step_overhead_s
 

@@ -909,18 +909,14 @@ def _eval_memory(
         out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
     # what the layout the step prices for this stage holds while it communicates (DDP's bucket
     # copy, ZeRO-1/2's buckets, FSDP's gathered units): `costmodel memory`'s total, row by row
-    buffers = stage_buffers_bytes(
-        zero,
-        ranks,
-        params,
-        recipe=cat["recipe"],
-        fragmentation=frag,
-        **lkw,
-    )
+    buffers = stage_buffers_bytes(zero, ranks, params, recipe=cat["recipe"], **lkw)
     out["buffers_GB"] = buffers / _GB
+    # the allocator holds the buffers too: their fragmentation is in fragmentation_GB, as
+    # StrategyMemory.fragmentation_bytes counts it (costmodel memory's figure)
+    out["fragmentation_GB"] = out["fragmentation_GB"] + frag * buffers / _GB
     lesson = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
     out["lesson_memory_GB"] = lesson / _GB
-    total = lesson + buffers
+    total = lesson + buffers * (1.0 + frag)
     out["memory_GB"] = total / _GB
     out = _memory_fits(out, cat, num, total, get_cluster)
     notes = _memory_notes(params, mb.activations_note, given)
