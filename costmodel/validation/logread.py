@@ -187,8 +187,21 @@ class LogRead:
             stated.append(f"algorithm {', '.join(ran)} (NCCL_DEBUG lines)")
         pinned = values("algo_env")
         if pinned and "algorithm" not in guessed:
-            stated.append(f"NCCL_ALGO {', '.join(pinned)}")
+            where = env_sources(rows, "NCCL_ALGO")
+            stated.append(f"NCCL_ALGO {', '.join(pinned)}" + (f" ({where})" if where else ""))
         return stated
+
+
+def env_sources(rows: pd.DataFrame, name: str) -> str:
+    """Where the parser read ``name`` (``NCCL_ALGO``, ...) for the runs of ``rows`` that set
+    it (``attrs["runs"][i]["env_from"]``): ``"the launch line"``, ``"the log's NCCL lines"``,
+    ..., joined; "" when no run says."""
+    found = [
+        str((info.get("env_from") or {}).get(name) or "")
+        for info in rows.attrs.get("runs") or []
+        if name in (info.get("env") or {})
+    ]
+    return ", ".join(dict.fromkeys(w for w in found if w))
 
 
 def _single(values: pd.Series) -> int | None:
@@ -669,6 +682,17 @@ def read_log(
     findings = log_findings(rows)
     rows = rows.copy()
 
+    # a device list its rows' busbw/algbw ratio rules out (a 32-node log trimmed to its first
+    # two hosts): its host lines are a lower bound, not the nodes. The nodes the parser took
+    # from the ratio's ranks and the list's GPUs per node are assumed (said so), and a user's
+    # nodes the ratio agrees with are taken over them (_check_trimmed)
+    trimmed = _trimmed_rows(rows)
+    ratio_nodes = None
+    if trimmed.any():
+        if nodes is not None:
+            _check_trimmed(rows, trimmed, nodes, gpus_per_node)
+        ratio_nodes = rows.loc[trimmed, "nodes"].copy()
+        rows.loc[trimmed, "nodes"] = None
     # GPUs per node and nodes: host lines first, then the user's values, then the log's launch
     # line, then a bundled run's index, then the preset
     stated_from = "the log's host lines"
@@ -775,6 +799,10 @@ def read_log(
         elif index_nodes is not None:
             rows.loc[missing, "nodes"] = index_nodes
             nodes_from = from_index
+        elif ratio_nodes is not None and ratio_nodes.notna().all():
+            rows.loc[ratio_nodes.index, "nodes"] = ratio_nodes
+            per = _describe(rows.loc[ratio_nodes.index, "gpus_per_node"])
+            nodes_from = f"ranks / the device list's {per} GPUs per node"
         elif (given_gpn or (assume_nodes and preset_gpn)) and ranks is not None:
             assert gpn is not None  # one of the two, just checked
             known = ranks[missing]  # pandas' NA where a row gives no rank count (no truth value)
@@ -1068,6 +1096,46 @@ def _check_result_ops(rows: pd.DataFrame, path: Any) -> None:
             raise ValueError(f"{path}: {what} has {said}; allowed: {', '.join(allowed)}")
 
 
+TRIMMED_SOURCE = "busbw/algbw (the device list is incomplete)"
+"""The ``ranks_source`` of a run whose device list its rows' busbw/algbw ratio rules out
+(:func:`..nccl_tests._header._run_facts`)."""
+
+
+def _trimmed_rows(rows: pd.DataFrame) -> pd.Series:
+    """The rows of runs whose device list the busbw/algbw ratio rules out (True each)."""
+    if "ranks_source" not in rows:
+        return rows["size_bytes"] != rows["size_bytes"]  # all False
+    return rows["ranks_source"].astype(object).eq(TRIMMED_SOURCE)
+
+
+def _check_trimmed(
+    rows: pd.DataFrame, trimmed: pd.Series, nodes: int, gpus_per_node: int | None
+) -> None:
+    """Take, in place, the nodes the user set for the runs whose device list is incomplete
+    (:func:`_trimmed_rows`) where their rows' busbw/algbw ratio agrees: nodes x GPUs per node
+    (the user's, else the list's) among the rank counts the ratio fits (``ranks_span`` of the
+    run); a run whose rank count the ratio left open gets that count. Raises ValueError naming
+    the nodes and the counts the ratio fits where it does not agree."""
+    spans = {int(i["run"]): i.get("ranks_span") for i in rows.attrs.get("runs") or []}
+    for run in sorted({int(r) for r in rows.loc[trimmed, "run"]}):
+        at = trimmed & (rows["run"] == run)
+        listed = rows.loc[at, "gpus_per_node"].dropna()
+        per_node = gpus_per_node or (int(listed.iloc[0]) if len(listed) else None)
+        span = spans.get(run)
+        if per_node is None or span is None:
+            continue
+        lo, hi = span
+        if not lo <= nodes * per_node <= hi:
+            fits = f"{lo} ranks" if lo == hi else f"{lo} to {hi} ranks"
+            raise ValueError(
+                f"nodes: {nodes} x {per_node} GPUs per node make {nodes * per_node} ranks, "
+                f"which the rows' busbw/algbw ratio rules out (it fits {fits}; the device "
+                "list is incomplete)"
+            )
+        rows.loc[at, "ranks"] = nodes * per_node
+        rows.loc[at, "gpus_per_node"] = per_node
+
+
 def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:
     """Refuse nodes (and GPUs per node) the user set that the log's rank counts contradict:
     more nodes than ranks, nodes that do not split every run's ranks evenly, or more ranks per
@@ -1199,18 +1267,19 @@ def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
             off.append(int(info["run"]))
         if said.get("collnet") is True:
             on.append(int(info["run"]))
-    source = "the log's NCCL lines"
     if off:
         if "nvls" not in rows:
             rows["nvls"] = None
         rows["nvls"] = rows["nvls"].astype(object)
         rows.loc[rows["run"].isin(off), "nvls"] = False
-        out.append(("NVLS", "off (NCCL_NVLS_ENABLE=0)", source))
+        where = env_sources(rows, "NCCL_NVLS_ENABLE") or "the log's NCCL lines"
+        out.append(("NVLS", "off (NCCL_NVLS_ENABLE=0)", where))
     if on:
         if "collnet" not in rows:
             rows["collnet"] = False
         rows.loc[rows["run"].isin(on), "collnet"] = True
-        out.append(("CollNet", "on (NCCL_COLLNET_ENABLE=1)", source))
+        where = env_sources(rows, "NCCL_COLLNET_ENABLE") or "the log's NCCL lines"
+        out.append(("CollNet", "on (NCCL_COLLNET_ENABLE=1)", where))
     return out
 
 
