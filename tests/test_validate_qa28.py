@@ -151,3 +151,40 @@ def test_an_unpinned_log_is_not_said_pinned(tmp_path):
     log.write_text("+ mpirun -np 16 -x NCCL_IB_HCA=mlx5 ./all_reduce_perf -g 1\n" + _rows_of_22())
     said = run("validate", "compare", str(log), "--cluster", "dgx-h100", "--nodes", "2")
     assert "NCCL_ALGO" not in _read_line(said.stderr)
+
+
+def test_the_cluster_mismatch_names_the_preset_s_gpu_by_its_short_name():
+    """Bundled 25a (Polaris, A100) compared with alps-gh200: the warning pasted the GPU
+    preset's free-text description mid-sentence ("alps-gh200 has The Hopper GPU of a ...")."""
+    said = run("validate", "compare", str(reference_path("25a")), "--cluster", "alps-gh200")
+    (line,) = [x for x in said.stderr.splitlines() if "does not match the log" in x]
+    assert "alps-gh200 has gh200 GPUs" in line and "The Hopper" not in line, line
+
+
+def test_a_header_env_line_is_said_as_such():
+    """Bundled 25a sets NCCL_COLLNET_ENABLE=1 on a '# ENV:' header line, not in NCCL's lines."""
+    said = run("validate", "compare", str(reference_path("25a")))
+    line = _read_line(said.stderr)
+    assert "CollNet on (NCCL_COLLNET_ENABLE=1) (the log's '# ENV:' line)" in line, line
+
+
+def test_validate_compare_algo_states_it_and_a_contradiction_is_refused(tmp_path):
+    from tests._cli import one_line_error
+
+    log = tmp_path / "rows_all_reduce.log"
+    log.write_text(_rows_of_22())
+    said = run(
+        "validate", "compare", str(log), "--cluster", "dgx-h100", "--nodes", "2", "--algo", "Ring"
+    )
+    assert said.exit_code in (0, 1), said.output
+    assert "assumed: NCCL_ALGO = Ring (you set it)" in said.stderr
+    ring = [x for x in said.stdout.splitlines() if x.startswith("all_reduce ")]
+    assert ring and all(x.split()[1] == "ring" for x in ring), said.stdout
+    pinned = tmp_path / "ring_all_reduce.log"
+    pinned.write_text(RING_LINES["mpirun -x"] + "\n" + _rows_of_22())
+    refused = run("validate", "compare", str(pinned), "--cluster", "dgx-h100", "--algo", "Tree")
+    one_line_error(refused, "--algo: Tree contradicts the log, which pins NCCL_ALGO Ring")
+    one_line_error(
+        run("validate", "compare", str(log), "--cluster", "dgx-h100", "--algo", "Rung"),
+        "--algo: 'Rung' is not an NCCL_ALGO value",
+    )

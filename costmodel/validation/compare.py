@@ -627,7 +627,8 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
         )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
-        reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.description}")
+        # the GPU preset's short name: its description is free text (a sentence, a note)
+        reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.name} GPUs")
     if facts["gpus_per_node"] and facts["gpus_per_node"] > preset.gpus_per_node:
         reasons.append(
             f"the log has {facts['gpus_per_node']} GPUs per node, {cluster} {preset.gpus_per_node}"

@@ -17,7 +17,9 @@ and said where it came from:
   ``srun -N 2 --ntasks-per-node 8``, ...: :mod:`..nccl_tests._launch`) where it agrees with
   the rows' rank count (:func:`_fill_from_launch`); else, for a bundled run, the index's
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
-  (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
+  (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error,
+  except where the rows' busbw/algbw ratio rules out the device list (:func:`_check_trimmed`:
+  its hosts are then a lower bound, and the ratio judges the user's nodes).
   The index's nodes and GPUs per node are one layout: where the log states its rank count, a
   user value for either replaces both (the other is ranks / it). A GPUs per node the user sets
   is the node's: ``ranks / nodes`` of them are used, as :func:`.compare.compare` predicts (a
@@ -53,7 +55,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -591,6 +593,7 @@ def read_log(
     placement: str = DEFAULT_PLACEMENT,
     strict: bool = True,
     assume_nodes: bool = True,
+    algo: str | None = None,
 ) -> LogRead:
     """Read an nccl-tests log for :func:`costmodel.validation.compare.compare`.
 
@@ -600,7 +603,9 @@ def read_log(
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
     user did not set (or imply by ``gpus_per_node``) empty instead of filling them from the
-    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
+    preset (calibration never assumes them). ``algo``: the NCCL_ALGO the run was launched with
+    (an NCCL_ALGO value, ``Ring``), for a log that does not say (:func:`_user_algo`); one that
+    contradicts the log's is an error. ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
     Both surfaces read leniently (``strict=False``): a row that cannot be read is skipped,
     listed in ``rows.attrs["problems"]`` and said in one of :attr:`LogRead.notices`, so a log
     gives the same rows on both (the CLI refused a log the page compared).
@@ -880,6 +885,8 @@ def read_log(
     facts += _logged_launch(rows)
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
+    if algo is not None:
+        assumed += _user_algo(rows, algo)
     if op_from in ("you set it", "the file name"):
         assumed.insert(0, ("op", ", ".join(ops), op_from))
     if cluster_from != "you set it":
@@ -1283,6 +1290,46 @@ def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
     return out
 
 
+def _user_algo(rows: pd.DataFrame, algo: str) -> list[tuple[str, str, str]]:
+    """Fill, in place, ``algo_env`` of every row with the NCCL_ALGO the user says the run was
+    launched with (``validate compare --algo``, the Validate page's box); returns it as an
+    assumed fact. Raises ValueError naming the field: a value NCCL does not take, or one that
+    contradicts an NCCL_ALGO the log (or a bundled run's index) pins.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"op": ["all_reduce"], "algo_env": [None]})
+    >>> _user_algo(rows, "Ring"), rows["algo_env"].tolist()
+    ([('NCCL_ALGO', 'Ring', 'you set it')], ['Ring'])
+    >>> _user_algo(pd.DataFrame({"op": ["all_reduce"], "algo_env": ["Tree"]}), "ring")
+    Traceback (most recent call last):
+    ...
+    ValueError: algo: ring contradicts the log, which pins NCCL_ALGO Tree; leave it unset
+    """
+    from costmodel.nccl.names import canonical_choice, nccl_list_for
+
+    for op in dict.fromkeys(rows["op"].astype(str)):
+        try:
+            nccl_list_for(op, algo, "NCCL_ALGO")
+        except ValueError as exc:
+            raise ValueError("algo" + str(exc).removeprefix("NCCL_ALGO")) from None
+    said = sorted({str(v) for v in rows["algo_env"].dropna()}) if "algo_env" in rows else []
+    mine = canonical_choice(algo).lower()
+    other = [v for v in said if canonical_choice(v).lower() != mine]
+    if other:
+        raise ValueError(
+            f"algo: {algo} contradicts the log, which pins NCCL_ALGO {', '.join(other)}; "
+            "leave it unset"
+        )
+    if "algo_env" not in rows:
+        rows["algo_env"] = None
+    missing = rows["algo_env"].isna()
+    if not missing.any():  # the log says it already: nothing assumed
+        return []
+    rows["algo_env"] = rows["algo_env"].astype(object)
+    rows.loc[missing, "algo_env"] = algo
+    return [("NCCL_ALGO", algo, "you set it")]
+
+
 def _bundled_launch(rows: pd.DataFrame, bundled, from_index: str) -> list[tuple[str, str, str]]:
     """Fill, in place, the launch facts of a bundled run that its log does not print and its
     index records (:class:`.reference_runs.BundledRun`), as ``scripts/fit_corrections.py``
@@ -1405,7 +1452,10 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     apply: it measures the uncalibrated model on clusters it was not fitted on.
 
     A calibration of a cluster's realistic model (``calibrate --cluster``) predicts with that
-    model, not with the fits, so its band is unknown and said so.
+    model, not with the fits, so its band is unknown and said so; rows at a level it did not
+    measure (no fabric terms, or no candidates of the op, there) are the uncalibrated model's
+    predictions and get its grouped-CV band (:func:`band_check` on the base cluster), said in
+    the basis.
     """
     import numpy as np
 
@@ -1424,7 +1474,23 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
             f"alpha-beta lines', not those of the calibrated {calibration.base} model it "
             "predicts with"
         )
-        return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
+        # rows at a level the calibration did not measure (a one-node calibration beside a
+        # two-node log) are the uncalibrated model's predictions (predict_collective warns):
+        # they have its grouped-CV band, said so
+        levels = np.where(ok["nodes"].astype(float).to_numpy() > 1, "inter", "intra")
+        if calibration.fabric:
+            fitted = {(op, f.level) for f in calibration.fabric for op in set(ok["op"])}
+        else:
+            fitted = {(c.op, c.level) for c in calibration.candidates}
+        own = np.array([(o, lv) in fitted for o, lv in zip(ok["op"], levels, strict=True)])
+        if own.all():
+            return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
+        fallback = band_check(ok[~own], calibration.base, "nccl")
+        where = "every row" if not own.any() else f"{int((~own).sum())} of {len(ok)} rows"
+        basis = f"grouped CV of the uncalibrated {calibration.base} model, which predicts {where}"
+        if own.any():
+            basis += "; none for the calibrated model's rows"
+        return replace(fallback, model=label, basis=basis)
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
 
