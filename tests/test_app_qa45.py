@@ -37,39 +37,3 @@ def test_a_cross_level_calibration_shows_the_uncalibrated_band(tmp_path, monkeyp
     assert m["Rows within the expected error"] == "51 of 60", m
     assert m["Expected error"].startswith("±118% from 1 MiB"), m
     streamlit.cache_data.clear()
-
-
-def _rows_of_22(tmp_path):
-    from tests.test_validate_qa28 import RING_LINES, _rows_of_22
-
-    plain = tmp_path / "rows_all_reduce.log"
-    plain.write_text(_rows_of_22())
-    pinned = tmp_path / "ring_all_reduce.log"
-    pinned.write_text(RING_LINES["mpirun -x"] + "\n" + _rows_of_22())
-    return plain, pinned
-
-
-def test_the_nccl_algo_box_states_it_and_a_contradiction_is_refused(tmp_path, monkeypatch):
-    """The page's NCCL_ALGO box, as `validate compare --algo`: Ring for a log that does not
-    say gives the CLI's median; Tree beside a log whose launch line pins Ring is refused."""
-    from tests._cli import run
-
-    plain, pinned = _rows_of_22(tmp_path)
-    streamlit.cache_data.clear()
-    page = _upload(monkeypatch, plain, val_cluster="dgx-h100")
-    page.at.number_input(key="val_nodes").set_value(2).run()
-    page.at.text_input(key="val_algo").set_value("Ring").run()
-    assert not page.at.error, [e.value for e in page.at.error]
-    said = run(
-        "validate", "compare", str(plain), "--cluster", "dgx-h100", "--nodes", "2", "--algo", "Ring"
-    )
-    import re
-
-    median = re.search(r"median \|busbw error\| ([\d.]+)%", said.stdout).group(1)
-    assert metrics(page.at)["Median |busbw error|"] == f"{median} %"
-    streamlit.cache_data.clear()
-    page = _upload(monkeypatch, pinned, val_cluster="dgx-h100")
-    page.at.text_input(key="val_algo").set_value("Tree").run()
-    (error,) = [e.value.replace("\\", "") for e in page.at.error]
-    assert "NCCL_ALGO: Tree contradicts the log, which pins NCCL_ALGO Ring" in error, error
-    streamlit.cache_data.clear()

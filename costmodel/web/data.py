@@ -661,7 +661,6 @@ def read_log(
     gpus_per_node: int | None = None,
     cluster: str | None = None,
     placement: str = "both",
-    algo: str | None = None,
 ):
     """:func:`costmodel.validation.logread.read_log`, lenient (skipped lines listed in
     ``rows.attrs["problems"]``), cached on the log text and the inputs; a results file
@@ -680,7 +679,6 @@ def read_log(
         gpus_per_node=gpus_per_node,
         cluster=cluster,
         placement=placement,
-        algo=algo,
         strict=False,
     )
 
@@ -724,17 +722,6 @@ def read_results(
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def page_settings(settings: tuple) -> tuple:
-    """``(op, nodes, gpus_per_node, placement, algo)`` of the Validate page's inputs (``algo``,
-    its NCCL_ALGO box, None where ``settings`` has four items: the page before the box).
-
-    >>> page_settings((None, 2, 8, "both")), page_settings((None, 2, 8, "both", "Ring"))[-1]
-    ((None, 2, 8, 'both', None), 'Ring')
-    """
-    op, nodes, gpn, placement, *rest = settings
-    return op, nodes, gpn, placement, (rest[0] if rest else None)
-
-
 def compare_text(
     text: bytes | str,
     source: str,
@@ -746,8 +733,8 @@ def compare_text(
     gpus_per_node, placement) on ``cluster`` (:func:`read_log`)."""
     from costmodel.validation.compare import calibration_warnings, cluster_predictor, compare
 
-    op, nodes, gpn, placement, algo = page_settings(settings)
-    rows = read_log(text, source, op, nodes, gpn, cluster, placement, algo).rows
+    op, nodes, gpn, placement = settings
+    rows = read_log(text, source, op, nodes, gpn, cluster, placement).rows
     # a calibrated cluster preset's warnings kept with the comparison (attrs["warnings"]), so
     # the page says them on every rerun, cached or not, as validate compare --cluster does
     table, said = calibration_warnings(
@@ -807,7 +794,7 @@ def _calibrated(
     )
     from costmodel.validation.logread import read_log as _read
 
-    op, nodes, gpn, placement, algo = page_settings(settings)
+    op, nodes, gpn, placement = settings
     from costmodel.validation.logread import is_results_file
 
     rows = (
@@ -822,7 +809,6 @@ def _calibrated(
             cluster=cluster,
             placement=placement,
             strict=False,
-            algo=algo,
             assume_nodes=False,  # calibration never assumes the node count
         ).rows
     )
@@ -891,10 +877,10 @@ def calibrated_read(text: bytes | str, source: str, settings: tuple):
     the calibration predicts them)."""
     from costmodel.validation.logread import is_results_file
 
-    op, nodes, gpn, placement, algo = page_settings(settings)
+    op, nodes, gpn, placement = settings
     if is_results_file(source):
         return read_results(text, source, nodes, placement, None, calibrated=True)
-    return read_log(text, source, op, nodes, gpn, None, placement, algo)
+    return read_log(text, source, op, nodes, gpn, None, placement)
 
 
 def calibrated_rows(text: bytes | str, source: str, settings: tuple) -> pd.DataFrame:

@@ -245,7 +245,7 @@ SETTLED_BY_LOG = ("val_cluster", "val_op", "val_nodes", "val_gpus_per_node")
 
 
 def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
-    """The comparison's inputs: ((op, nodes, gpus_per_node, placement, algo), cluster, model).
+    """The comparison's inputs: ((op, nodes, gpus_per_node, placement), cluster, model).
 
     Op, nodes and GPUs per node start empty ("from the log"): the reader fills them from the
     log and says what it assumed; the cluster defaults to the preset the log points to."""
@@ -271,7 +271,6 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
             st.session_state["val_op"] = FROM_LOG
             st.session_state["val_nodes"] = None
             st.session_state["val_gpus_per_node"] = None
-            st.session_state["val_algo"] = ""
     # the cluster and the op are set above for each new log, so their URL parameters are
     # written by bound_choice (set_by_page), not by Streamlit's binding, which then kept the
     # reset value and the URL stopped following the inputs
@@ -347,21 +346,11 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         "ranks evenly, as `validate compare --gpus-per-node`. Empty: the log's host lines, else "
         "the cluster preset's.",
     )
-    algo = st.text_input(
-        "NCCL_ALGO",
-        value="",
-        placeholder=FROM_LOG,
-        key="val_algo",
-        help="The NCCL_ALGO the run was launched with (Ring, Tree, ...), as `validate compare "
-        "--algo`. Empty: the log's launch line, NCCL lines or header, else NCCL's own choice; "
-        "a value that contradicts the log's is refused.",
-    ).strip()
     settings = (
         None if op == FROM_LOG else op,
         None if nodes is None else int(nodes),
         None if gpn is None else int(gpn),
         placement,
-        algo or None,
     )
     return settings, cluster, model
 
@@ -457,7 +446,6 @@ RESULTS_LABELS = {
     "op": "Op",
     "nodes": "Nodes",
     "gpus_per_node": "GPUs per node",
-    "algo": "NCCL_ALGO",
 }
 
 
@@ -507,13 +495,13 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
     default = _default_cluster(raw, name, data.preset_names("cluster"))
     read = None
     with section("Log file", RESULTS_LABELS):
-        op, nodes, gpn, placement, algo = data.page_settings(settings)
+        op, nodes, gpn, placement = settings
         if results_file(name) and cluster == default and _detected(raw, name) is None:
             # the rows name no preset's GPU: CPU rows (gloo) or several devices are refused as
             # validate compare refuses them without --cluster (a preset not picked compares
             # nothing); rows of another GPU are compared on the default, said as for a log
             data.read_results(raw, name, nodes, placement, None)
-        read = data.read_log(raw, name, op, nodes, gpn, cluster, placement, algo)
+        read = data.read_log(raw, name, op, nodes, gpn, cluster, placement)
     if read is None:
         return
     measured = read.rows
