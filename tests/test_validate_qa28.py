@@ -158,7 +158,7 @@ def test_the_cluster_mismatch_names_the_preset_s_gpu_by_its_short_name():
     preset's free-text description mid-sentence ("alps-gh200 has The Hopper GPU of a ...")."""
     said = run("validate", "compare", str(reference_path("25a")), "--cluster", "alps-gh200")
     (line,) = [x for x in said.stderr.splitlines() if "does not match the log" in x]
-    assert "alps-gh200 has gh200 GPUs" in line and "The Hopper" not in line, line
+    assert "alps-gh200 has GH200 GPUs (gh200)" in line and "The Hopper" not in line, line
 
 
 def test_a_header_env_line_is_said_as_such():

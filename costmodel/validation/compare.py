@@ -627,8 +627,12 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
         )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
-        # the GPU preset's short name: its description is free text (a sentence, a note)
-        reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.name} GPUs")
+        # the GPU's family and its preset's short name: the description is free text (a
+        # sentence, a note) that read mid-sentence as "alps-gh200 has The Hopper GPU of ..."
+        reasons.append(
+            f"the log ran on {facts['device']}, {cluster} has {preset_gpu.upper()} GPUs "
+            f"({preset.gpu.name})"
+        )
     if facts["gpus_per_node"] and facts["gpus_per_node"] > preset.gpus_per_node:
         reasons.append(
             f"the log has {facts['gpus_per_node']} GPUs per node, {cluster} {preset.gpus_per_node}"
