@@ -915,7 +915,9 @@ def _compare_output(path: Path) -> str | None:
     return None
 
 
-def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, list[str]]:
+def _read_folder(
+    folder: Path, *, nodes_where_unstated: bool = False, **settings: Any
+) -> tuple[Any, list[str], bytes, list[str]]:
     """Every file of ``folder`` read as an nccl-tests log (:func:`_read_log`, one set of
     ``settings``), in name order, pooled into one :class:`~costmodel.validation.logread.LogRead`:
     rows concatenated, each assumed fact once with the logs it holds for, each warning and
@@ -925,7 +927,9 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, 
     (NCCL's debug lines). The fourth: ``validate compare``'s own outputs an earlier run wrote
     into the folder (:func:`_compare_output`), each named with what it is: left out, not read
     as logs and not counted as logs that failed to read. Without a cluster the logs must point
-    to one preset."""
+    to one preset. ``nodes_where_unstated`` (calibrate's): the nodes set are given only to the
+    logs that do not state theirs (no host lines), said in the pooled assumed facts; a log
+    that states its own is read as it says, not left out as contradicting them."""
     import dataclasses
 
     import pandas as pd
@@ -961,7 +965,12 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, 
             skipped.append(f"{path.name}: {_TOML_FILE}")
             continue
         try:
-            reads.append((path, _read_log(path, **settings)))
+            read = None
+            if nodes_where_unstated and settings.get("nodes") is not None:
+                own_nodes = _read_log(path, **{**settings, "nodes": None})
+                if own_nodes.rows["nodes"].notna().all():  # the log states its nodes
+                    read = own_nodes
+            reads.append((path, read or _read_log(path, **settings)))
         except (ValueError, OSError) as exc:  # an NcclTestsParseError is a ValueError
             why = " ".join(str(exc).split())
             for own in (f"{path.name}: ", f"{path.name}, ", f"{path}: ", f"{path}, "):
@@ -1045,6 +1054,7 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, 
     each = ", ".join(f"{p.name} ({shape(r)})" for p, r in reads)
     pooled = dataclasses.replace(
         first,
+        facts=_pooled_facts(reads),
         rows=rows,
         name=folder.name,
         op=", ".join(dict.fromkeys(r.op for _, r in reads)),
@@ -1061,6 +1071,39 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes, 
     # each log by its own byte-order mark (UTF-16 from PowerShell), joined as UTF-8
     text = b"\n".join(nccl_tests.decode_lenient(p.read_bytes()).encode("utf-8") for p, _ in reads)
     return pooled, skipped, text, outputs
+
+
+def _folder_nodes_known(rows: Any) -> None:
+    """Refuse, naming the logs, a folder whose logs do not all say how many nodes ran (no host
+    lines, no launch line) when no --nodes fills them: calibration never guesses them."""
+    unknown = rows["nodes"].isna()
+    if unknown.any():
+        names = ", ".join(dict.fromkeys(str(f) for f in rows.loc[unknown, "file"]))
+        raise ValueError(
+            f"--nodes: {names} {'does' if ',' not in names else 'do'} not say how many nodes "
+            "ran (an nccl-tests log without host lines); give --nodes (given only to the logs "
+            "that do not state theirs): it is never guessed"
+        )
+
+
+def _pooled_facts(reads: list[tuple[Path, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """The facts a folder's logs state (each :attr:`LogRead.facts` not among its assumed), one
+    per field: as is where every log states the same, else each log's value named by its file
+    (``nodes 1 in job1.log, 2 in job2.log (the log's host lines)``); the first log's alone
+    said its nodes were every log's."""
+    by_field: dict[str, list[tuple[str, str, str]]] = {}
+    for path, r in reads:
+        for field, value, where in r.facts:
+            if (field, value, where) not in r.assumed:
+                by_field.setdefault(field, []).append((path.name, value, where))
+    out = []
+    for field, said in by_field.items():
+        if len(said) == len(reads) and len({(v, w) for _, v, w in said}) == 1:
+            out.append((field, said[0][1], said[0][2]))
+            continue
+        value = ", ".join(f"{v} in {name}" for name, v, _ in said)
+        out.append((field, value, "; ".join(dict.fromkeys(w for _, _, w in said))))
+    return tuple(out)
 
 
 def _reference_help() -> str:
@@ -1125,6 +1168,14 @@ def validate_compare(
         ),
     ] = "both",
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
+    algo: Annotated[
+        str | None,
+        typer.Option(
+            help="The NCCL_ALGO the run was launched with (Ring, Tree, ...), when the log does "
+            "not say (its launch line, NCCL lines or header); one that contradicts the log's "
+            "is refused. Not used for a results .jsonl, whose rows name it.",
+        ),
+    ] = None,
     calibration: Annotated[
         Path | None,
         typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),
@@ -1285,7 +1336,7 @@ def validate_compare(
         cluster = read.cluster if calibration is None else None
         assumed = read.assumed_lines()
         notices = list(read.notices)
-        unused = _unused_with_results(op=op, gpus_per_node=gpus_per_node)
+        unused = _unused_with_results(op=op, gpus_per_node=gpus_per_node, algo=algo)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         settings: dict[str, Any] = {
             "op": None if op is None else _nccl_tests_op(op),
@@ -1293,6 +1344,7 @@ def validate_compare(
             "gpus_per_node": gpus_per_node,
             "cluster": cluster if calibration is None else None,
             "placement": placement,
+            "algo": algo,
         }
         if results.is_dir():  # a folder of logs: each read alike, a bad one named and left out
             read, skipped_files, log_text, own_outputs = _read_folder(results, **settings)
@@ -1890,6 +1942,7 @@ def calibrate(
         _not_an_input(output, "--output", *files)
     said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
     assumed: list[str] = []
+    fit_nodes = nodes  # a folder's rows carry their nodes (the logs' own, else --nodes)
     notices: list[str] = []
     findings: list[str] = []
     skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not fitted
@@ -1912,7 +1965,13 @@ def calibrate(
             "assume_nodes": False,
         }
         if results.is_dir():  # a folder of logs, as validate compare reads it
-            read, skipped_files, _, own_outputs = _read_folder(results, **settings)
+            # --nodes fills the logs that do not state theirs only (said per log in the
+            # assumed lines); the rows then all carry their nodes
+            read, skipped_files, _, own_outputs = _read_folder(
+                results, nodes_where_unstated=True, **settings
+            )
+            _folder_nodes_known(read.rows)
+            fit_nodes = None
         else:
             read = _read_log(results, **settings)
         measured = read.rows
@@ -1939,7 +1998,7 @@ def calibrate(
             min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
             min_bytes_text=min_bytes,
             source=str(results),
-            nodes=nodes,
+            nodes=fit_nodes,
             ranks=ranks,
             placement=placement,
             base=cluster,
@@ -1954,7 +2013,7 @@ def calibrate(
     # the calibration on its own rows beside the uncalibrated model: a fit that lowers its
     # robust log-time loss can raise the median |busbw error| validate compare reports (the
     # model misses one range of sizes widely; docs/calibration.md): said, not hidden
-    check = cal.in_sample(c, measured, nodes=nodes, ranks=ranks)
+    check = cal.in_sample(c, measured, nodes=fit_nodes, ranks=ranks)
     own = None if check is None else check.note()
     if own:
         notices.append(own)
@@ -2031,6 +2090,8 @@ def calibrate(
                 "skipped_outputs": own_outputs,  # an earlier validate compare's, left out
             }
         )
+        if skipped_files:  # written, and exit 1: a log left out (as below)
+            raise typer.Exit(1)
         return
     cols = [
         x
@@ -2102,3 +2163,5 @@ def calibrate(
         )
         typer.echo(_human_frame(candidates))
     typer.echo(f"wrote {output} (placement {placement})")
+    if skipped_files:  # a folder's log left out: written, and exit 1 as validate compare does
+        raise typer.Exit(1)

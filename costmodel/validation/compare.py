@@ -31,7 +31,7 @@ from __future__ import annotations
 import html
 import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -627,7 +627,12 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
         )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
-        reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.description}")
+        # the GPU's family and its preset's short name: the description is free text (a
+        # sentence, a note) that read mid-sentence as "alps-gh200 has The Hopper GPU of ..."
+        reasons.append(
+            f"the log ran on {facts['device']}, {cluster} has {preset_gpu.upper()} GPUs "
+            f"({preset.gpu.name})"
+        )
     if facts["gpus_per_node"] and facts["gpus_per_node"] > preset.gpus_per_node:
         reasons.append(
             f"the log has {facts['gpus_per_node']} GPUs per node, {cluster} {preset.gpus_per_node}"
@@ -865,7 +870,7 @@ def compare(
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
     ranks = pd.to_numeric(df["ranks"], errors="coerce").astype(float)
     if len(df) and ranks.isna().all():  # NaN < 2 is False, but pandas' NA skipped: all() True
-        raise ValueError(UNKNOWN_RANKS_REFUSAL)
+        raise ValueError(unknown_ranks_refusal(df, attrs))
     single = ranks < 2
     if len(df) and single.all():  # busbw = algbw x 0 at one rank: every error would be inf
         raise ValueError(ONE_RANK_REFUSAL)
@@ -1073,6 +1078,50 @@ UNKNOWN_RANKS_REFUSAL = (
     "print busbw and algbw as 0.00, so their ratio says nothing); give the nodes and GPUs per "
     "node"
 )
+
+#: the refusal of rows whose busbw/algbw ratio is read but fits several rank counts (near its
+#: limit: all_reduce's 2 (n-1)/n is 1.984 at 128 ranks and 1.985 at 129), with no complete
+#: device list; the "0.00" refusal said their rows printed nothing, which they did not
+UNKNOWN_RANKS_RATIO_REFUSAL = (
+    "ranks: the log does not say how many ranks ran (no complete device list, and its rows' "
+    "busbw/algbw ratio fits {fits}: too close to its limit of {limit:g} ({op}) to pin one "
+    "count); give the nodes and GPUs per node"
+)
+
+
+def unknown_ranks_refusal(rows: pd.DataFrame, attrs: Mapping[Any, Any]) -> str:
+    """The refusal of rows whose rank count nothing says, in the words of its cause: rows
+    whose busbw/algbw ratio is read (algbw >= 1 GB/s) but fits several counts
+    (:data:`UNKNOWN_RANKS_RATIO_REFUSAL`, the counts from the parser's ``ranks_span``), else
+    rows that print 0.00 (:data:`UNKNOWN_RANKS_REFUSAL`).
+
+    >>> import pandas as pd
+    >>> unknown_ranks_refusal(pd.DataFrame({"algbw_bytes_per_s": [0.0]}), {}) == (
+    ...     UNKNOWN_RANKS_REFUSAL)
+    True
+    >>> unknown_ranks_refusal(pd.DataFrame({"op": ["all_reduce"], "algbw_bytes_per_s": [4e10]}),
+    ...     {"runs": [{"op": "all_reduce", "ranks": None, "ranks_span": (127, 130)}]})[81:149]
+    "rows' busbw/algbw ratio fits 127 to 130 ranks: too close to its limi"
+    """
+    from costmodel.tables import BUSBW_NUMERATOR
+
+    algbw = rows["algbw_bytes_per_s"] if "algbw_bytes_per_s" in rows else None
+    if algbw is None or not (algbw.astype(float) >= 1e9).any():
+        return UNKNOWN_RANKS_REFUSAL
+    spans = [
+        (str(info.get("op")), tuple(info["ranks_span"]))
+        for info in attrs.get("runs") or []
+        if info.get("ranks") is None and info.get("ranks_span")
+    ]
+    op = spans[0][0] if spans else str(rows["op"].iloc[0]) if "op" in rows else "the op"
+    found = sorted({s for _, s in spans})
+    fits = (
+        "; ".join(f"{lo} to {hi} ranks" if lo != hi else f"{lo} ranks" for lo, hi in found)
+        if found
+        else "no one count"
+    )
+    limit = BUSBW_NUMERATOR.get(op) or 1.0
+    return UNKNOWN_RANKS_RATIO_REFUSAL.format(fits=fits, limit=limit, op=op)
 
 
 def flagged_note(rows: pd.DataFrame) -> str | None:

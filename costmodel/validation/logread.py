@@ -17,7 +17,9 @@ and said where it came from:
   ``srun -N 2 --ntasks-per-node 8``, ...: :mod:`..nccl_tests._launch`) where it agrees with
   the rows' rank count (:func:`_fill_from_launch`); else, for a bundled run, the index's
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
-  (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
+  (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error,
+  except where the rows' busbw/algbw ratio rules out the device list (:func:`_check_trimmed`:
+  its hosts are then a lower bound, and the ratio judges the user's nodes).
   The index's nodes and GPUs per node are one layout: where the log states its rank count, a
   user value for either replaces both (the other is ranks / it). A GPUs per node the user sets
   is the node's: ``ranks / nodes`` of them are used, as :func:`.compare.compare` predicts (a
@@ -53,7 +55,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -187,8 +189,21 @@ class LogRead:
             stated.append(f"algorithm {', '.join(ran)} (NCCL_DEBUG lines)")
         pinned = values("algo_env")
         if pinned and "algorithm" not in guessed:
-            stated.append(f"NCCL_ALGO {', '.join(pinned)}")
+            where = env_sources(rows, "NCCL_ALGO")
+            stated.append(f"NCCL_ALGO {', '.join(pinned)}" + (f" ({where})" if where else ""))
         return stated
+
+
+def env_sources(rows: pd.DataFrame, name: str) -> str:
+    """Where the parser read ``name`` (``NCCL_ALGO``, ...) for the runs of ``rows`` that set
+    it (``attrs["runs"][i]["env_from"]``): ``"the launch line"``, ``"the log's NCCL lines"``,
+    ..., joined; "" when no run says."""
+    found = [
+        str((info.get("env_from") or {}).get(name) or "")
+        for info in rows.attrs.get("runs") or []
+        if name in (info.get("env") or {})
+    ]
+    return ", ".join(dict.fromkeys(w for w in found if w))
 
 
 def _single(values: pd.Series) -> int | None:
@@ -578,6 +593,7 @@ def read_log(
     placement: str = DEFAULT_PLACEMENT,
     strict: bool = True,
     assume_nodes: bool = True,
+    algo: str | None = None,
 ) -> LogRead:
     """Read an nccl-tests log for :func:`costmodel.validation.compare.compare`.
 
@@ -587,7 +603,9 @@ def read_log(
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
     user did not set (or imply by ``gpus_per_node``) empty instead of filling them from the
-    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
+    preset (calibration never assumes them). ``algo``: the NCCL_ALGO the run was launched with
+    (an NCCL_ALGO value, ``Ring``), for a log that does not say (:func:`_user_algo`); one that
+    contradicts the log's is an error. ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
     Both surfaces read leniently (``strict=False``): a row that cannot be read is skipped,
     listed in ``rows.attrs["problems"]`` and said in one of :attr:`LogRead.notices`, so a log
     gives the same rows on both (the CLI refused a log the page compared).
@@ -669,6 +687,17 @@ def read_log(
     findings = log_findings(rows)
     rows = rows.copy()
 
+    # a device list its rows' busbw/algbw ratio rules out (a 32-node log trimmed to its first
+    # two hosts): its host lines are a lower bound, not the nodes. The nodes the parser took
+    # from the ratio's ranks and the list's GPUs per node are assumed (said so), and a user's
+    # nodes the ratio agrees with are taken over them (_check_trimmed)
+    trimmed = _trimmed_rows(rows)
+    ratio_nodes = None
+    if trimmed.any():
+        if nodes is not None:
+            _check_trimmed(rows, trimmed, nodes, gpus_per_node)
+        ratio_nodes = rows.loc[trimmed, "nodes"].copy()
+        rows.loc[trimmed, "nodes"] = None
     # GPUs per node and nodes: host lines first, then the user's values, then the log's launch
     # line, then a bundled run's index, then the preset
     stated_from = "the log's host lines"
@@ -775,6 +804,10 @@ def read_log(
         elif index_nodes is not None:
             rows.loc[missing, "nodes"] = index_nodes
             nodes_from = from_index
+        elif ratio_nodes is not None and ratio_nodes.notna().all():
+            rows.loc[ratio_nodes.index, "nodes"] = ratio_nodes
+            per = _describe(rows.loc[ratio_nodes.index, "gpus_per_node"])
+            nodes_from = f"ranks / the device list's {per} GPUs per node"
         elif (given_gpn or (assume_nodes and preset_gpn)) and ranks is not None:
             assert gpn is not None  # one of the two, just checked
             known = ranks[missing]  # pandas' NA where a row gives no rank count (no truth value)
@@ -852,6 +885,8 @@ def read_log(
     facts += _logged_launch(rows)
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
+    if algo is not None:
+        assumed += _user_algo(rows, algo)
     if op_from in ("you set it", "the file name"):
         assumed.insert(0, ("op", ", ".join(ops), op_from))
     if cluster_from != "you set it":
@@ -1068,6 +1103,46 @@ def _check_result_ops(rows: pd.DataFrame, path: Any) -> None:
             raise ValueError(f"{path}: {what} has {said}; allowed: {', '.join(allowed)}")
 
 
+TRIMMED_SOURCE = "busbw/algbw (the device list is incomplete)"
+"""The ``ranks_source`` of a run whose device list its rows' busbw/algbw ratio rules out
+(:func:`..nccl_tests._header._run_facts`)."""
+
+
+def _trimmed_rows(rows: pd.DataFrame) -> pd.Series:
+    """The rows of runs whose device list the busbw/algbw ratio rules out (True each)."""
+    if "ranks_source" not in rows:
+        return rows["size_bytes"] != rows["size_bytes"]  # all False
+    return rows["ranks_source"].astype(object).eq(TRIMMED_SOURCE)
+
+
+def _check_trimmed(
+    rows: pd.DataFrame, trimmed: pd.Series, nodes: int, gpus_per_node: int | None
+) -> None:
+    """Take, in place, the nodes the user set for the runs whose device list is incomplete
+    (:func:`_trimmed_rows`) where their rows' busbw/algbw ratio agrees: nodes x GPUs per node
+    (the user's, else the list's) among the rank counts the ratio fits (``ranks_span`` of the
+    run); a run whose rank count the ratio left open gets that count. Raises ValueError naming
+    the nodes and the counts the ratio fits where it does not agree."""
+    spans = {int(i["run"]): i.get("ranks_span") for i in rows.attrs.get("runs") or []}
+    for run in sorted({int(r) for r in rows.loc[trimmed, "run"]}):
+        at = trimmed & (rows["run"] == run)
+        listed = rows.loc[at, "gpus_per_node"].dropna()
+        per_node = gpus_per_node or (int(listed.iloc[0]) if len(listed) else None)
+        span = spans.get(run)
+        if per_node is None or span is None:
+            continue
+        lo, hi = span
+        if not lo <= nodes * per_node <= hi:
+            fits = f"{lo} ranks" if lo == hi else f"{lo} to {hi} ranks"
+            raise ValueError(
+                f"nodes: {nodes} x {per_node} GPUs per node make {nodes * per_node} ranks, "
+                f"which the rows' busbw/algbw ratio rules out (it fits {fits}; the device "
+                "list is incomplete)"
+            )
+        rows.loc[at, "ranks"] = nodes * per_node
+        rows.loc[at, "gpus_per_node"] = per_node
+
+
 def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:
     """Refuse nodes (and GPUs per node) the user set that the log's rank counts contradict:
     more nodes than ranks, nodes that do not split every run's ranks evenly, or more ranks per
@@ -1199,19 +1274,60 @@ def _logged_launch(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
             off.append(int(info["run"]))
         if said.get("collnet") is True:
             on.append(int(info["run"]))
-    source = "the log's NCCL lines"
     if off:
         if "nvls" not in rows:
             rows["nvls"] = None
         rows["nvls"] = rows["nvls"].astype(object)
         rows.loc[rows["run"].isin(off), "nvls"] = False
-        out.append(("NVLS", "off (NCCL_NVLS_ENABLE=0)", source))
+        where = env_sources(rows, "NCCL_NVLS_ENABLE") or "the log's NCCL lines"
+        out.append(("NVLS", "off (NCCL_NVLS_ENABLE=0)", where))
     if on:
         if "collnet" not in rows:
             rows["collnet"] = False
         rows.loc[rows["run"].isin(on), "collnet"] = True
-        out.append(("CollNet", "on (NCCL_COLLNET_ENABLE=1)", source))
+        where = env_sources(rows, "NCCL_COLLNET_ENABLE") or "the log's NCCL lines"
+        out.append(("CollNet", "on (NCCL_COLLNET_ENABLE=1)", where))
     return out
+
+
+def _user_algo(rows: pd.DataFrame, algo: str) -> list[tuple[str, str, str]]:
+    """Fill, in place, ``algo_env`` of every row with the NCCL_ALGO the user says the run was
+    launched with (``validate compare --algo``, the Validate page's box); returns it as an
+    assumed fact. Raises ValueError naming the field: a value NCCL does not take, or one that
+    contradicts an NCCL_ALGO the log (or a bundled run's index) pins.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"op": ["all_reduce"], "algo_env": [None]})
+    >>> _user_algo(rows, "Ring"), rows["algo_env"].tolist()
+    ([('NCCL_ALGO', 'Ring', 'you set it')], ['Ring'])
+    >>> _user_algo(pd.DataFrame({"op": ["all_reduce"], "algo_env": ["Tree"]}), "ring")
+    Traceback (most recent call last):
+    ...
+    ValueError: algo: ring contradicts the log, which pins NCCL_ALGO Tree; leave it unset
+    """
+    from costmodel.nccl.names import canonical_choice, nccl_list_for
+
+    for op in dict.fromkeys(rows["op"].astype(str)):
+        try:
+            nccl_list_for(op, algo, "NCCL_ALGO")
+        except ValueError as exc:
+            raise ValueError("algo" + str(exc).removeprefix("NCCL_ALGO")) from None
+    said = sorted({str(v) for v in rows["algo_env"].dropna()}) if "algo_env" in rows else []
+    mine = canonical_choice(algo).lower()
+    other = [v for v in said if canonical_choice(v).lower() != mine]
+    if other:
+        raise ValueError(
+            f"algo: {algo} contradicts the log, which pins NCCL_ALGO {', '.join(other)}; "
+            "leave it unset"
+        )
+    if "algo_env" not in rows:
+        rows["algo_env"] = None
+    missing = rows["algo_env"].isna()
+    if not missing.any():  # the log says it already: nothing assumed
+        return []
+    rows["algo_env"] = rows["algo_env"].astype(object)
+    rows.loc[missing, "algo_env"] = algo
+    return [("NCCL_ALGO", algo, "you set it")]
 
 
 def _bundled_launch(rows: pd.DataFrame, bundled, from_index: str) -> list[tuple[str, str, str]]:
@@ -1336,7 +1452,10 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
     apply: it measures the uncalibrated model on clusters it was not fitted on.
 
     A calibration of a cluster's realistic model (``calibrate --cluster``) predicts with that
-    model, not with the fits, so its band is unknown and said so.
+    model, not with the fits, so its band is unknown and said so; rows at a level it did not
+    measure (no fabric terms, or no candidates of the op, there) are the uncalibrated model's
+    predictions and get its grouped-CV band (:func:`band_check` on the base cluster), said in
+    the basis.
     """
     import numpy as np
 
@@ -1355,7 +1474,23 @@ def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
             f"alpha-beta lines', not those of the calibrated {calibration.base} model it "
             "predicts with"
         )
-        return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
+        # rows at a level the calibration did not measure (a one-node calibration beside a
+        # two-node log) are the uncalibrated model's predictions (predict_collective warns):
+        # they have its grouped-CV band, said so
+        levels = np.where(ok["nodes"].astype(float).to_numpy() > 1, "inter", "intra")
+        if calibration.fabric:
+            fitted = {(op, f.level) for f in calibration.fabric for op in set(ok["op"])}
+        else:
+            fitted = {(c.op, c.level) for c in calibration.candidates}
+        own = np.array([(o, lv) in fitted for o, lv in zip(ok["op"], levels, strict=True)])
+        if own.all():
+            return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
+        fallback = band_check(ok[~own], calibration.base, "nccl")
+        where = "every row" if not own.any() else f"{int((~own).sum())} of {len(ok)} rows"
+        basis = f"grouped CV of the uncalibrated {calibration.base} model, which predicts {where}"
+        if own.any():
+            basis += "; none for the calibrated model's rows"
+        return replace(fallback, model=label, basis=basis)
     size = ok["size_bytes"].to_numpy(dtype=float)
     half = np.full(len(ok), np.nan)
 

@@ -19,7 +19,7 @@ from ._findings import (
     _check_repeated_runs,
     _check_sizes,
 )
-from ._header import _op_from_rows, _ranks_from_busbw, _run_facts
+from ._header import _op_from_rows, _ranks_from_busbw, _ranks_span, _run_facts
 from ._launch import find_launch
 from ._lexer import _Run
 from ._text import _Parser
@@ -70,13 +70,17 @@ def mixed_runs(runs: list[dict[str, Any]]) -> str | None:
 
 def _build(parser: _Parser) -> pd.DataFrame:
     launch = find_launch(parser.meta, parser.launch_lines)
-    meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
+    # NCCL_ALGO/PROTO/... set on a command line or env in the header, then on a launch line,
+    # an export line or the runner's env line of the log proper: (value, where read)
+    meta_env: dict[str, tuple[str, str]] = {}
     for key, value in parser.meta.items():
         if key.upper().startswith(("COMMAND", "ENV")):
             for match in re.finditer(
                 r"\b(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))=([\w,^;:]+)", value
             ):
-                meta_env[match.group(1)] = match.group(2)
+                meta_env[match.group(1)] = (match.group(2), f"the log's '# {key}:' line")
+    for key, said in parser.line_env.items():
+        meta_env.setdefault(key, said)
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     runs_info: list[dict[str, Any]] = []
     run_number = 0
@@ -102,8 +106,16 @@ def _build(parser: _Parser) -> pd.DataFrame:
             or _op_from_rows([t for _, t in run.rows], layout)
             or "unknown"
         )
-        for key, value in meta_env.items():
-            run.env.setdefault(key, value)
+        # where each setting was read: the run's marker, its NCCL INFO lines, else the line
+        env_from = {
+            key: "the run's marker"
+            if key.removeprefix("NCCL_") in {m.removeprefix("NCCL_") for m in run.markers}
+            else "the log's NCCL lines"
+            for key in run.env
+        }
+        for key, (value, where) in meta_env.items():
+            if key not in run.env:
+                run.env[key], env_from[key] = value, where
         failed = run.out_of_bounds_ok is False
         failed_reason = f"out of bounds values: {run.out_of_bounds} FAILED"
         pre = {name: i for i, name in enumerate(layout.preamble)}
@@ -198,10 +210,13 @@ def _build(parser: _Parser) -> pd.DataFrame:
                 "ngpus": run.ngpus,
                 "markers": dict(run.markers),
                 "env": dict(run.env),
+                "env_from": env_from,
                 "nccl_version": run.nccl_version,
                 "nccl_tests_version": run.nccl_tests_version,
                 "hosts": sorted({h for _, h, _ in run.rank_lines}),
                 "ranks_busbw": _ranks_from_busbw(op, bw_pairs),
+                # the rank counts the rows' busbw/algbw ratio fits, (lowest, highest), or None
+                "ranks_span": _ranks_span(op, bw_pairs),
                 "out_of_bounds": run.out_of_bounds,
                 "out_of_bounds_ok": run.out_of_bounds_ok,
                 "avg_busbw_bytes_per_s": run.avg_busbw_bytes_per_s,

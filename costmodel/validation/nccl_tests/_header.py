@@ -12,8 +12,10 @@ from ._launch import Launch
 from ._lexer import _INT_RE, _Layout, _Run
 
 
-def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
-    """Infer n from busbw/algbw = a (n-1)/n, intersecting the rounding intervals of all rows."""
+def _ranks_span(op: str, pairs: list[tuple[float, float]]) -> tuple[int, int] | None:
+    """The rank counts n whose busbw/algbw = a (n-1)/n fits every row (algbw >= 1 GB/s), as
+    (lowest, highest): the rounding intervals of the printed values intersected. None when no
+    row says anything (an op of factor 1, rows printing 0.00) or no count fits every row."""
     numerator = _BUSBW_NUMERATOR.get(op)
     if not numerator:
         return None
@@ -31,8 +33,15 @@ def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
         used += 1
     if not used or not math.isfinite(hi_n):
         return None
-    candidates = range(math.ceil(lo_n - 1e-9), math.floor(hi_n + 1e-9) + 1)
-    return candidates[0] if len(candidates) == 1 else None
+    lo, hi = math.ceil(lo_n - 1e-9), math.floor(hi_n + 1e-9)
+    return (lo, hi) if lo <= hi else None
+
+
+def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
+    """Infer n from busbw/algbw = a (n-1)/n, intersecting the rounding intervals of all rows:
+    the one count that fits every row (:func:`_ranks_span`), else None."""
+    span = _ranks_span(op, pairs)
+    return span[0] if span is not None and span[0] == span[1] else None
 
 
 def _run_facts(
@@ -64,12 +73,22 @@ def _run_facts(
                 gpus_per_node, nodes = first, ranks // first
     if source == "devices":
         # a device list that looks complete but is not (a curated log kept rank 0's line
-        # only): busbw/algbw = a (n-1)/n of every row names another n. The rows' own ratio
-        # wins; nodes and GPUs per node are then unknown, never 1 x 1.
-        inferred = _ranks_from_busbw(op, pairs)
-        if inferred is not None and inferred != ranks:
-            ranks, source = inferred, "busbw/algbw (the device list is incomplete)"
-            nodes = gpus_per_node = None
+        # only, or a 32-node log its first two hosts' lines): busbw/algbw = a (n-1)/n of every
+        # row rules out its count. The rows' own ratio wins: the one count it fits, else the
+        # one of its counts that fills whole nodes of the list's GPUs per node (where the list
+        # shows two hosts or more of one count each: 128 of 127-129 at 4 per node), else
+        # unknown; nodes = ranks / that GPUs per node, else unknown, never the list's hosts
+        # (a lower bound, not a count).
+        span = _ranks_span(op, pairs)
+        if span is not None and not span[0] <= (ranks or 0) <= span[1]:
+            per_node = gpus_per_node if nodes is not None and nodes >= 2 else None
+            fits = [n for n in range(span[0], span[1] + 1) if per_node and n % per_node == 0]
+            ranks = span[0] if span[0] == span[1] else fits[0] if len(fits) == 1 else None
+            source = "busbw/algbw (the device list is incomplete)"
+            if ranks is not None and per_node and ranks % per_node == 0:
+                nodes, gpus_per_node = ranks // per_node, per_node
+            else:
+                nodes = gpus_per_node = None
     if ranks is None:
         for key in ("GPUS", "RANKS", "NP"):
             if key in run.markers and _INT_RE.match(run.markers[key]):

@@ -111,6 +111,9 @@ class _Parser(_Findings):
         self.cut_row: tuple[int, str] | None = None
         #: lines of the log proper that name a launcher (``+ srun ...``), the first few
         self.launch_lines: list[str] = []
+        #: NCCL_ALGO/PROTO/NVLS_ENABLE/COLLNET_ENABLE a launch pins: name -> (value, where
+        #: read), the first of each (:func:`_pinned_env`)
+        self.line_env: dict[str, tuple[str, str]] = {}
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
         #: (line, text) of nccl-tests' ``# error: ...`` line (NCCL's last error): said once
@@ -615,6 +618,8 @@ def read_lines(
                 in_meta = False
         if not in_meta and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(raw):
             parser.launch_lines.append(_strip_prefix(raw))
+        if "NCCL_" in raw:
+            _pinned_env(parser.line_env, _strip_prefix(raw).strip(), in_meta)
         if not in_meta and (warn := _NCCL_WARN_RE.search(raw)):
             parser.nccl_warns.append((lineno, warn.group(0).strip()))
         if not in_meta and _TEST_FAILURE_RE.search(_strip_prefix(raw)):
@@ -657,3 +662,46 @@ def read_lines(
             "(rerun for the sizes after it)",
         )
     return parser
+
+
+_ASSIGN_RE = re.compile(
+    r"""(?<![\w$])(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))=(['"]?)([\w,^;:]+)\2"""
+)
+_RUNNER_ENV_RE = re.compile(r"^#\s*costmodel runner env:\s")
+_EXPORT_RE = re.compile(r"^(?:[+$>]+\s*)?export\s")
+_BINARY_RE_OF_LINE = re.compile(r"\w+_perf(?:_mpi)?(?:\s|$)")
+
+
+def _pinned_env(found: dict[str, tuple[str, str]], line: str, in_meta: bool) -> None:
+    """Read, into ``found`` (name -> (value, where)), the NCCL_ALGO, NCCL_PROTO,
+    NCCL_NVLS_ENABLE and NCCL_COLLNET_ENABLE a line of the log sets for the run: the harness's
+    own ``# costmodel runner env: NCCL_ALGO=Ring`` (:mod:`costmodel.validation.runner`), and,
+    in the log proper (not its header comments, whose notes may name a setting not used), a
+    launch line (``mpirun -x NCCL_ALGO=Ring``, ``srun --export=ALL,NCCL_ALGO=Ring``), an
+    ``export NCCL_ALGO=Ring`` line or an assignment before the binary (``NCCL_ALGO=Ring
+    ./all_reduce_perf``). The first line to set a name wins; a run's own NCCL INFO lines win
+    over all of them (:func:`._build._build`).
+
+    >>> f = {}
+    >>> _pinned_env(f, "+ mpirun -np 16 -x NCCL_ALGO=Ring ./all_reduce_perf -g 1", False)
+    >>> _pinned_env(f, "export NCCL_PROTO='Simple'", False)
+    >>> f
+    {'NCCL_ALGO': ('Ring', 'the launch line'), 'NCCL_PROTO': ('Simple', 'an export line')}
+    >>> _pinned_env(f2 := {}, "# note: NCCL_ALGO=Tree ran slower (all_reduce_perf)", True)
+    >>> f2
+    {}
+    """
+    if _RUNNER_ENV_RE.match(line):
+        where = "the runner's env line"
+    elif in_meta or line.startswith("#") or " NCCL INFO " in line:
+        return
+    elif _LAUNCH_RE.search(line):
+        where = "the launch line"
+    elif _EXPORT_RE.match(line):
+        where = "an export line"
+    elif _BINARY_RE_OF_LINE.search(line):
+        where = "the command line"
+    else:
+        return
+    for match in _ASSIGN_RE.finditer(line):
+        found.setdefault(match.group(1), (match.group(3), where))
