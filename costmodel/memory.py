@@ -275,6 +275,35 @@ def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     return x
 
 
+#: the largest parameter count a memory formula takes: the 1e15 of every entry point
+#: (``_limits.LIMITS["params"]``, ``Scenario.params``); 0 stays a formula's value (M(0) is the
+#: fixed part :func:`max_params` reads)
+MAX_PARAMS = 1e15
+
+
+def _params_limit(value: object, x: np.ndarray | float) -> None:
+    """Refuse a parameter count past :data:`MAX_PARAMS` (``x``: ``value`` read, already finite
+    and >= 0), ``"params: must be a parameter count in 0..1e15, got 1e+30"``: 1e30 priced a
+    memory of 1.6e31 B as an answer."""
+    bad = np.asarray(x) > MAX_PARAMS
+    if bad.any():
+        first = _first_bad(value, np.asarray(x, dtype=float), bad)
+        raise ValueError(f"params: must be a parameter count in 0..1e15, got {first}")
+
+
+def _gpu_memory_limit(value: object, x: np.ndarray | float, name: str = "memory_bytes") -> None:
+    """Refuse a GPU memory outside the one limit every entry point holds it to
+    (``_limits.LIMITS["gpu_memory"]``: 1 B..16 TiB), in its words: 1e30 B answered 6.25e28
+    parameters, 0.5 B a count of 0."""
+    from ._limits import LIMITS  # lazy: the formula API's import budget
+
+    limit = LIMITS["gpu_memory"]
+    arr = np.asarray(x, dtype=float)
+    bad = (arr < limit.lo) | (arr > limit.hi)
+    if bad.any():
+        raise ValueError(f"{name}: must be {limit.rule}, got {_first_bad(value, arr, bad)}")
+
+
 def _out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
@@ -750,12 +779,15 @@ def training_memory(
     plain = _plain_numbers(params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
     if plain is not None:
         p_s, n_s, act_s, ctx_s, frag_s = plain
+        if p_s > MAX_PARAMS:
+            _params_limit(params, p_s)
         fast = _training_memory_scalar(
             r, stage, p_s, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s, note
         )
         if fast is not None:
             return fast
     p = _array("params", params)
+    _params_limit(params, p)
     per = state_bytes_per_param(r, stage, dp_ranks)
     act = _array("activations_bytes", activations_bytes, unit="B")
     ctx, frag = check_overheads(cuda_context_bytes, fragmentation)
@@ -924,6 +956,8 @@ def max_params(
         fragmentation,
     )
     mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    if mem_s is not None:
+        _gpu_memory_limit(memory_bytes, mem_s)
     plain = _plain_numbers(dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
     if mem_s is not None and plain is not None and type(ddp_bucket_copy) is bool:
         # Python numbers: the scalar core of training_memory at P = 2**40 and 0 (M is affine)
@@ -941,6 +975,7 @@ def max_params(
         if type(a) is float:  # the fixed part fills the card: none fits (no 0/0 when A >> P)
             return _whole_fit(mem_s, a, float(c))
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
+    _gpu_memory_limit(memory_bytes, mem)
     a, c = _per_param_and_fixed(*args)
     room = mem - c
     ok = (room > 0.0) & (a > 0.0)
@@ -1032,8 +1067,10 @@ def min_ranks(
         if mem_s is not None
         else float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
     )
+    _gpu_memory_limit(memory_bytes, mem)
     p_s = _scalar("params", params)
     p: float = p_s if p_s is not None else float(_array("params", params))
+    _params_limit(params, p)
 
     for name, value in (
         ("activations_bytes", activations_bytes),
