@@ -738,6 +738,60 @@ def training_memory(
     >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + loss
     (11.8, 29.5)
     """
+    if type(params) is float or type(params) is int:  # the scalar path: one comparison
+        if params > MAX_PARAMS:
+            _params_limit(params, float(params))
+    elif _is_count(params) and np.any(np.asarray(params, dtype=float) > MAX_PARAMS):
+        _params_limit(params, np.asarray(params, dtype=float))
+    return _training_memory(
+        params,
+        recipe,
+        zero_stage,
+        dp_ranks,
+        activations_bytes,
+        ddp_bucket_copy,
+        cuda_context_bytes,
+        fragmentation,
+        arch=arch,
+        sequence_length=sequence_length,
+        micro_batch=micro_batch,
+        flash_attention=flash_attention,
+        recompute=recompute,
+        loss=loss,
+    )
+
+
+def _is_count(value: object) -> bool:
+    """Whether ``value`` is a number or an array of real numbers (not a name, None or an
+    Architecture), whose size the public :func:`training_memory` bounds."""
+    if type(value) is int or type(value) is float:
+        return True
+    try:
+        return np.asarray(value).dtype.kind in "iuf"
+    except (TypeError, ValueError):
+        return False
+
+
+def _training_memory(
+    params: ArrayLike | str | None = None,
+    recipe: str | Recipe = "mixed-adam",
+    zero_stage: int = 0,
+    dp_ranks: ArrayLike = 1,
+    activations_bytes: ArrayLike | None = None,
+    ddp_bucket_copy: bool = False,
+    cuda_context_bytes: ArrayLike = 0.0,
+    fragmentation: float = 0.0,
+    *,
+    arch: object = None,
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH,
+    micro_batch: int = 1,
+    flash_attention: bool = True,
+    recompute: Recompute = "none",
+    loss: str = "fp32",
+) -> MemoryBreakdown:
+    """:func:`training_memory` without the bound on ``params`` (1e15): the memory models'
+    searches (:func:`costmodel.strategy.memory.largest_count_that_fits`) evaluate it at any
+    count their bisection reaches."""
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
     recompute, loss = choice_name(recompute), choice_name(loss)  # any case, as the CLI reads
@@ -779,15 +833,12 @@ def training_memory(
     plain = _plain_numbers(params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
     if plain is not None:
         p_s, n_s, act_s, ctx_s, frag_s = plain
-        if p_s > MAX_PARAMS:
-            _params_limit(params, p_s)
         fast = _training_memory_scalar(
             r, stage, p_s, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s, note
         )
         if fast is not None:
             return fast
     p = _array("params", params)
-    _params_limit(params, p)
     per = state_bytes_per_param(r, stage, dp_ranks)
     act = _array("activations_bytes", activations_bytes, unit="B")
     ctx, frag = check_overheads(cuda_context_bytes, fragmentation)
