@@ -282,12 +282,13 @@ MAX_PARAMS = 1e15
 
 
 def _params_limit(value: object, x: np.ndarray | float) -> None:
-    """Refuse a parameter count past :data:`MAX_PARAMS` (``x``: ``value`` read, already finite
-    and >= 0), ``"params: must be a parameter count in 0..1e15, got 1e+30"``: 1e30 priced a
-    memory of 1.6e31 B as an answer."""
-    bad = np.asarray(x) > MAX_PARAMS
+    """Refuse a finite parameter count past :data:`MAX_PARAMS` (``x``: ``value`` read; NaN, inf
+    and negatives are left to the caller's own check), ``"params: must be a parameter count in
+    0..1e15, got 1e+30"``: 1e30 priced a memory of 1.6e31 B as an answer."""
+    arr = np.asarray(x, dtype=float)
+    bad = (arr > MAX_PARAMS) & np.isfinite(arr)
     if bad.any():
-        first = _first_bad(value, np.asarray(x, dtype=float), bad)
+        first = _first_bad(value, arr, bad)
         raise ValueError(f"params: must be a parameter count in 0..1e15, got {first}")
 
 
@@ -738,10 +739,11 @@ def training_memory(
     >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + loss
     (11.8, 29.5)
     """
+    # a finite count past the limit; NaN, inf and negatives keep the core's own message
     if type(params) is float or type(params) is int:  # the scalar path: one comparison
-        if params > MAX_PARAMS:
+        if MAX_PARAMS < params < math.inf:
             _params_limit(params, float(params))
-    elif _is_count(params) and np.any(np.asarray(params, dtype=float) > MAX_PARAMS):
+    elif _is_count(params):
         _params_limit(params, np.asarray(params, dtype=float))
     return _training_memory(
         params,

@@ -144,6 +144,24 @@ def test_model_flags_are_real_booleans(make, field, value):
         make(value)
 
 
+@pytest.mark.parametrize("value", ["no", 1])
+def test_hardware_and_architecture_flags_say_the_same(value):
+    node = cm.cluster("dgx-h100").node.model_dump()
+    with pytest.raises(ValueError, match=r"^p2p: expected a bool \(True, False\), got"):
+        cm.Node(**{**node, "p2p": value})
+    from costmodel.architecture import Architecture, load_arch
+
+    arch = load_arch("llama-2-7b").model_dump()
+    with pytest.raises(ValueError, match=r"tied_embeddings: expected a bool \(True, False\)"):
+        Architecture(**{**arch, "tied_embeddings": value})
+
+
+def test_model_validate_strings_still_reads_text_flags():
+    assert (
+        cm.Scenario.model_validate_strings({"params": "7e9", "no_sync": "false"}).no_sync is False
+    )
+
+
 def test_model_flags_take_real_and_numpy_booleans():
     assert cm.Scenario(params=7e9, no_sync=False).no_sync is False
     assert cm.Scenario(params=7e9, flash_attention=np.bool_(False)).flash_attention is False
