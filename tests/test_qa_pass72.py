@@ -245,3 +245,10 @@ def test_step_module_doctest_passes_without_pytest_flags():
 
     result = doctest.testmod(step, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_the_memory_formulas_params_bound_is_the_limits_tables():
+    from costmodel import memory
+    from costmodel._limits import LIMITS
+
+    assert memory.MAX_PARAMS == LIMITS["params"].hi
