@@ -329,6 +329,8 @@ def refuse_faster_than_peak(
     peak_flops: float,
     allowed: str,
     utilisation: str = "an MFU",
+    *,
+    measured: bool = True,
 ) -> float:
     r"""The one rule for a measured time: refused when it is faster than the GPUs can run.
 
@@ -347,6 +349,9 @@ def refuse_faster_than_peak(
     MFU and the shortest possible time ``F / F_peak``, put in the ``{}`` of ``allowed``.
     ``utilisation`` names the ratio: ``F`` the FLOPs the GPUs execute, recomputation's
     included, it is the hardware FLOP utilisation (PaLM appendix B), not the MFU.
+    ``measured=False``: a time the caller hands in without calling it measured (a predicted
+    step given to :func:`costmodel.training.training_cost`) is held to the same rule, said
+    without the word "measured".
 
     >>> refuse_faster_than_peak("step_time_s", "step", 2.0, 1e15, 1e15, "a step of at least {}")
     0.5
@@ -360,7 +365,7 @@ def refuse_faster_than_peak(
         # a percentage in digits while it reads as one (1e-300 s wrote 300 of them)
         pct = f"{100 * mfu:,.0f}%" if mfu < 1e4 else f"{100 * mfu:.3g}%"
         raise FasterThanPeakError(
-            f"{field}: a measured {what} of {time_s:.3g} s implies {utilisation} of {mfu:.3g} "
+            f"{field}: a{' measured' if measured else ''} {what} of {time_s:.3g} s implies {utilisation} of {mfu:.3g} "
             f"({pct} of the {peak_flops / 1e12:,.4g} TFLOP/s dense peak); allowed: "
             + allowed.format(f"{flops / peak_flops:.3g} s")
         )

@@ -257,6 +257,20 @@ was taken). A measured compute time (``compute_time_s``) is bounded the same way
 an MFU above the dense peak is refused (:mod:`costmodel._checks`), and the step it prices is
 at most :data:`LIMITS`' 1e6 s per micro-batch."""
 
+RECOMPUTE_EXTRA = Limit(
+    "a recomputation's extra work in [0, 1/3] of forward + backward (full: 1/3)",
+    0.0,
+    1.0 / 3.0 + 1e-12,
+    _num,
+)
+"""The extra work ``r`` activation recomputation adds over forward + backward [-]
+(``recompute_extra`` of :func:`costmodel.training.training_cost`): 0 without recomputation, at
+most a second forward, which is a third of forward + backward (``2N`` of ``6N`` FLOPs per token,
+Kaplan et al. 2020): :func:`costmodel.compute.recompute_extra`'s full recomputation, the most
+any of its modes adds. Below 0 the GPUs would run less than the model's FLOPs (-0.9 let a step
+imply an MFU of 2.65); above 1/3 no recomputation mode exists. The upper bound carries 1e-12
+for the float rounding of a weighted mean of thirds (matmul and attention)."""
+
 _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _whole, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _whole, whole=True)

@@ -89,10 +89,14 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
         if isinstance(bandwidth_bytes_per_s, str)
         else bandwidth_bytes_per_s  # not a str: a Cluster
     )
-    if not isinstance(ranks, numbers.Integral) or isinstance(ranks, bool) or ranks < 1:
+    from ._checks import said, whole_count
+
+    try:  # a whole float (16.0) or a numpy count (np.array(16)) is the count it holds
+        ranks = whole_count("ranks", ranks)
+    except ValueError:
         raise ValueError(
-            f"ranks: {ranks!r} with a cluster as bandwidth; allowed: one whole GPU count >= 1"
-        )
+            f"ranks: {said(ranks)} with a cluster as bandwidth; allowed: one whole GPU count >= 1"
+        ) from None
     g = c.gpus_per_node
     if ranks % g == 0:
         return c.with_nodes(int(ranks) // g)

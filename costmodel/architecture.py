@@ -35,7 +35,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from ._checks import heads_divide_hidden
-from .hardware import OneLineModel, OneLineValidationError
+from .hardware import Flag, OneLineModel, OneLineValidationError
 from .presets import shipped_dir
 
 
@@ -246,7 +246,7 @@ class Architecture(OneLineModel):
     kv_heads: int = Field(ge=1)
     head_dim: int | None = Field(default=None, ge=1, description="default hidden / heads")
     vocab: int = Field(ge=1)
-    tied_embeddings: bool
+    tied_embeddings: Flag
     max_positions: int | None = Field(
         default=None,
         ge=1,

@@ -51,9 +51,9 @@ from pydantic import (
 )
 from pydantic.config import ExtraValues
 
-from ._limits import is_bound, validation_parts
+from ._limits import LIMITS, is_bound, validation_parts
 from .tables import Op
-from .units import parse_bytes, parse_duration, parse_flops, parse_rate
+from .units import format_flops, format_rate, parse_bytes, parse_duration, parse_flops, parse_rate
 
 __all__ = [
     "GPU",
@@ -190,18 +190,60 @@ def _quantity(kind: str, bounds: str, allowed: str) -> tuple[BeforeValidator, Wi
 Bytes = Annotated[
     int, Field(gt=0, le=10**13), *_quantity("bytes", "0 < value <= 10 TB", "(0 B, 10 TB]")
 ]
+# a bandwidth and a dense peak hold the ranges the formulas hold them to (the one limits table,
+# :data:`costmodel._limits.LIMITS`: "bandwidth" 1 MB/s..1 PB/s, "peak_flops" 1 GFLOP/s..1
+# EFLOP/s), so a Link of 50 B/s (a GB/s slip) or a GPU of 989 FLOP/s (989T meant) is refused
+# where it is written, naming its field, rather than priced at years by one model and refused by
+# another naming an argument never typed
+_BANDWIDTH, _PEAK = LIMITS["bandwidth"], LIMITS["peak_flops"]
 Rate = Annotated[
-    float, Field(gt=0, le=1e14), *_quantity("rate", "0 < value <= 100 TB/s", "(0 B/s, 100 TB/s]")
+    float,
+    Field(ge=_BANDWIDTH.lo, le=_BANDWIDTH.hi),
+    *_quantity(
+        "rate",
+        f"{format_rate(_BANDWIDTH.lo)} <= value <= {format_rate(_BANDWIDTH.hi)}",
+        f"[{format_rate(_BANDWIDTH.lo)}, {format_rate(_BANDWIDTH.hi)}]",
+    ),
 ]
 Duration = Annotated[
     float, Field(ge=0, le=1.0), *_quantity("duration", "0 <= value <= 1 s", "[0 s, 1 s]")
 ]
 Flops = Annotated[
     float,
-    Field(gt=0, le=1e17),
-    *_quantity("flops", "0 < value <= 100 PFLOP/s", "(0 FLOP/s, 100 PFLOP/s]"),
+    Field(ge=_PEAK.lo, le=_PEAK.hi),
+    *_quantity(
+        "flops",
+        f"{format_flops(_PEAK.lo)} <= value <= {format_flops(_PEAK.hi)}",
+        f"[{format_flops(_PEAK.lo)}, {format_flops(_PEAK.hi)}]",
+    ),
 ]
 Name = Annotated[str, Field(pattern=_NAME_PATTERN, min_length=1, max_length=64)]
+
+
+def _flag(allow_none: bool) -> BeforeValidator:
+    """The validator of a flag field: a real boolean (Python or numpy), else ValueError in the
+    words of every function's flag (:func:`costmodel._checks.flag`: ``"no_sync: expected a bool
+    (True, False), got 'no'"``): ``'no'``, ``'off'``, ``'False'`` or ``1`` switched a feature on
+    or off silently. Text is read only by ``model_validate_strings`` (its ``true``/``false``),
+    as the CLI and URL layers read it; JSON's ``true``/``false`` are booleans already."""
+
+    def before(value: Any, info: ValidationInfo) -> Any:
+        from ._checks import flag
+
+        if isinstance(value, str) and info.context and info.context.get(_STRINGS):
+            return value  # model_validate_strings: pydantic reads its text ("true")
+        return flag(info.field_name or "flag", value, allow_none=allow_none)
+
+    return BeforeValidator(before)
+
+
+#: validation context key :meth:`OneLineModel.model_validate_strings` sets: its values are text
+_STRINGS = "_strings"
+
+#: A flag field of a public model: a real boolean only (:func:`_flag`).
+Flag = Annotated[bool, _flag(False)]
+#: A flag field whose None is "the strategy's default" (``reshard_after_forward``).
+FlagOrNone = Annotated[bool | None, _flag(True)]
 Source = Annotated[
     str,
     Field(
@@ -368,7 +410,8 @@ class OneLineModel(BaseModel):
                 obj,
                 strict=strict,
                 extra=extra,
-                context=context,
+                # a flag's text ("false") is read here, as pydantic reads it (_flag)
+                context={**(context or {}), _STRINGS: True},
                 by_alias=by_alias,
                 by_name=by_name,
             )
@@ -548,12 +591,12 @@ class Node(_Hardware):
     nvlinks_per_gpu: int | None = Field(
         None, ge=0, le=64, description="NVLinks per GPU; default: the intra link's links_in_figure"
     )
-    p2p: bool = Field(True, description="GPU peer-to-peer access inside the node")
-    nvls: bool = Field(False, description="in-switch reduction inside the node (NVLink SHARP)")
+    p2p: Flag = Field(True, description="GPU peer-to-peer access inside the node")
+    nvls: Flag = Field(False, description="in-switch reduction inside the node (NVLink SHARP)")
     nics_per_node: int = Field(0, ge=0, le=1024, description="network ports per node for GPUs")
     nic: Link | None = Field(None, description="the network port, absent when nics_per_node = 0")
     fabric: Fabric = Field("none", description="the network between nodes")
-    sharp: bool = Field(False, description="in-network reduction across nodes (IB SHARP)")
+    sharp: Flag = Field(False, description="in-network reduction across nodes (IB SHARP)")
     cpu_vendor: CpuVendor = Field("unknown", description="host CPU vendor (NCCL tunes on it)")
     whole_node_gpus: int | None = Field(
         None,

@@ -275,6 +275,36 @@ def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     return x
 
 
+#: the largest parameter count a memory formula takes: the 1e15 of every entry point
+#: (``_limits.LIMITS["params"]``, ``Scenario.params``); 0 stays a formula's value (M(0) is the
+#: fixed part :func:`max_params` reads)
+MAX_PARAMS = 1e15
+
+
+def _params_limit(value: object, x: np.ndarray | float) -> None:
+    """Refuse a finite parameter count past :data:`MAX_PARAMS` (``x``: ``value`` read; NaN, inf
+    and negatives are left to the caller's own check), ``"params: must be a parameter count in
+    0..1e15, got 1e+30"``: 1e30 priced a memory of 1.6e31 B as an answer."""
+    arr = np.asarray(x, dtype=float)
+    bad = (arr > MAX_PARAMS) & np.isfinite(arr)
+    if bad.any():
+        first = _first_bad(value, arr, bad)
+        raise ValueError(f"params: must be a parameter count in 0..1e15, got {first}")
+
+
+def _gpu_memory_limit(value: object, x: np.ndarray | float, name: str = "memory_bytes") -> None:
+    """Refuse a GPU memory outside the one limit every entry point holds it to
+    (``_limits.LIMITS["gpu_memory"]``: 1 B..16 TiB), in its words: 1e30 B answered 6.25e28
+    parameters, 0.5 B a count of 0."""
+    from ._limits import LIMITS  # lazy: the formula API's import budget
+
+    limit = LIMITS["gpu_memory"]
+    arr = np.asarray(x, dtype=float)
+    bad = (arr < limit.lo) | (arr > limit.hi)
+    if bad.any():
+        raise ValueError(f"{name}: must be {limit.rule}, got {_first_bad(value, arr, bad)}")
+
+
 def _out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
@@ -709,6 +739,61 @@ def training_memory(
     >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + loss
     (11.8, 29.5)
     """
+    # a finite count past the limit; NaN, inf and negatives keep the core's own message
+    if type(params) is float or type(params) is int:  # the scalar path: one comparison
+        if MAX_PARAMS < params < math.inf:
+            _params_limit(params, float(params))
+    elif _is_count(params):
+        _params_limit(params, np.asarray(params, dtype=float))
+    return _training_memory(
+        params,
+        recipe,
+        zero_stage,
+        dp_ranks,
+        activations_bytes,
+        ddp_bucket_copy,
+        cuda_context_bytes,
+        fragmentation,
+        arch=arch,
+        sequence_length=sequence_length,
+        micro_batch=micro_batch,
+        flash_attention=flash_attention,
+        recompute=recompute,
+        loss=loss,
+    )
+
+
+def _is_count(value: object) -> bool:
+    """Whether ``value`` is a number or an array of real numbers (not a name, None or an
+    Architecture), whose size the public :func:`training_memory` bounds."""
+    if type(value) is int or type(value) is float:
+        return True
+    try:
+        return np.asarray(value).dtype.kind in "iuf"
+    except (TypeError, ValueError):
+        return False
+
+
+def _training_memory(
+    params: ArrayLike | str | None = None,
+    recipe: str | Recipe = "mixed-adam",
+    zero_stage: int = 0,
+    dp_ranks: ArrayLike = 1,
+    activations_bytes: ArrayLike | None = None,
+    ddp_bucket_copy: bool = False,
+    cuda_context_bytes: ArrayLike = 0.0,
+    fragmentation: float = 0.0,
+    *,
+    arch: object = None,
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH,
+    micro_batch: int = 1,
+    flash_attention: bool = True,
+    recompute: Recompute = "none",
+    loss: str = "fp32",
+) -> MemoryBreakdown:
+    """:func:`training_memory` without the bound on ``params`` (1e15): the memory models'
+    searches (:func:`costmodel.strategy.memory.largest_count_that_fits`) evaluate it at any
+    count their bisection reaches."""
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
     recompute, loss = choice_name(recompute), choice_name(loss)  # any case, as the CLI reads
@@ -924,6 +1009,8 @@ def max_params(
         fragmentation,
     )
     mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    if mem_s is not None:
+        _gpu_memory_limit(memory_bytes, mem_s)
     plain = _plain_numbers(dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
     if mem_s is not None and plain is not None and type(ddp_bucket_copy) is bool:
         # Python numbers: the scalar core of training_memory at P = 2**40 and 0 (M is affine)
@@ -941,6 +1028,7 @@ def max_params(
         if type(a) is float:  # the fixed part fills the card: none fits (no 0/0 when A >> P)
             return _whole_fit(mem_s, a, float(c))
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
+    _gpu_memory_limit(memory_bytes, mem)
     a, c = _per_param_and_fixed(*args)
     room = mem - c
     ok = (room > 0.0) & (a > 0.0)
@@ -1032,8 +1120,10 @@ def min_ranks(
         if mem_s is not None
         else float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
     )
+    _gpu_memory_limit(memory_bytes, mem)
     p_s = _scalar("params", params)
     p: float = p_s if p_s is not None else float(_array("params", params))
+    _params_limit(params, p)
 
     for name, value in (
         ("activations_bytes", activations_bytes),

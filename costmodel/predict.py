@@ -147,13 +147,22 @@ class Prediction:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
         error band (``error_band_pct``: ±% to 0.01, the fitted file's precision,
         :func:`costmodel.uncertainty.band_pct`; NaN where no measurement; ``time_lo_s`` and
-        ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``)."""
+        ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``). Sizes of two
+        dimensions or more give their rows in ``np.ravel`` order."""
         import pandas as pd
 
         from .uncertainty import band_pct
         from .units import whole_bytes
 
-        size = np.atleast_1d(self.message_bytes)
+        # one row per size in np.ravel's order: a 2-D grid of sizes (the Prediction keeps its
+        # shape) is a flat frame, each column 1-D, as pandas takes them
+        shape = np.broadcast_shapes(np.shape(self.message_bytes), np.shape(self.time_s))
+        shape = shape or (1,)
+
+        def column(x: Any) -> np.ndarray:
+            return np.ravel(np.broadcast_to(np.asarray(x), shape))
+
+        size = column(self.message_bytes)
         return pd.DataFrame(
             {
                 "op": self.op,
@@ -161,24 +170,19 @@ class Prediction:
                 "ranks": self.ranks,
                 "nodes": self.nodes,
                 "message_bytes": whole_bytes(size),  # the sizes as given: whole bytes
-                "time_s": np.atleast_1d(self.time_s),
-                "algbw_bytes_per_s": np.atleast_1d(self.algbw_bytes_per_s),
-                "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
-                "algorithm": np.atleast_1d(self.algorithm),
-                "protocol": np.atleast_1d(self.protocol),
+                "time_s": column(self.time_s),
+                "algbw_bytes_per_s": column(self.algbw_bytes_per_s),
+                "busbw_bytes_per_s": column(self.busbw_bytes_per_s),
+                "algorithm": column(self.algorithm),
+                "protocol": column(self.protocol),
                 **(
                     {
                         # ±% to 0.01, the fitted file's precision (uncertainty.band_pct)
-                        "error_band_pct": np.broadcast_to(
-                            band_pct(self.error_band.half_width), size.shape
-                        ),
+                        "error_band_pct": column(band_pct(self.error_band.half_width)),
                         **dict(
                             zip(
                                 ("time_lo_s", "time_hi_s"),
-                                (
-                                    np.broadcast_to(b, size.shape)
-                                    for b in self.error_band.time_bounds(self.time_s)
-                                ),
+                                (column(b) for b in self.error_band.time_bounds(self.time_s)),
                                 strict=True,
                             )
                         ),

@@ -396,7 +396,7 @@ def _explain(
     path: str, model: type[BaseModel], exc: ValidationError, data: Any = None
 ) -> PresetError:
     """One refusal naming the file and each field refused; a quantity out of its range says
-    the field's whole range in its unit (``allowed: (0 B/s, 100 TB/s]``,
+    the field's whole range in its unit (``allowed: [1 MB/s, 1 PB/s]``,
     :func:`costmodel._limits.field_range`), never pydantic's one bound alone, and the value as
     the file types it (``data``: the file's table)."""
     from ._limits import RANGE_ERRORS, field_range

@@ -57,7 +57,7 @@ from pydantic import (
 from . import units
 from ._limits import LIMITS, MAX_NODES, MIN_MFU
 from .compute import FP8_GPUS_TEXT
-from .hardware import DEFAULT_NODES, OneLineModel, OneLineValidationError
+from .hardware import DEFAULT_NODES, Flag, FlagOrNone, OneLineModel, OneLineValidationError
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -196,10 +196,10 @@ class Scenario(OneLineModel):
         le=1_000_000_000,  # LIMITS["group_size"], step --group-size's range
         description="hsdp: ranks sharding one replica (default one node)",
     )
-    reshard_after_forward: bool | None = Field(
+    reshard_after_forward: FlagOrNone = Field(
         None, description="fsdp/hsdp: free gathered parameters after forward (default True)"
     )
-    gradient_as_bucket_view: bool | None = Field(
+    gradient_as_bucket_view: FlagOrNone = Field(
         None,
         description="ddp: gradients are views into DDP's buckets, no bucket copy held "
         "(default False, PyTorch's)",
@@ -268,7 +268,7 @@ class Scenario(OneLineModel):
         description="bucket size [B] of ddp/zero1/zero2 (default: the strategy's own, "
         "ddp 25 MiB, zero1/zero2 5e8 elements; effective_bucket_cap_bytes)",
     )
-    no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
+    no_sync: Flag = Field(True, description="skip the all-reduce on non-final micro-batches")
     # the reference baseline nccl-table too, as strategy_step and the step sweep take it (one
     # road: a step sweep's row is a scenario's, and `train --help` lists it)
     model: Literal["nccl", "lesson", "textbook", "calibrated", "nccl-table"] = Field(
@@ -281,7 +281,7 @@ class Scenario(OneLineModel):
         description="architecture preset (costmodel.architecture.arch_names()): gives params, "
         "the real tensor list for DDP's buckets, activations and FLOPs per token",
     )
-    flash_attention: bool = Field(True, description="FlashAttention (activations, with arch)")
+    flash_attention: Flag = Field(True, description="FlashAttention (activations, with arch)")
     recompute: Literal["none", "selective", "selective-op", "selective-layer", "full"] = Field(
         "none", description="activation recomputation (with arch; architecture.RECOMPUTE_MODES)"
     )
@@ -1833,9 +1833,10 @@ class ScenarioResult(BaseModel):
         warning = next((n for n in self.notes if n.startswith("DOES NOT FIT")), "DOES NOT FIT")
         return dataclasses.replace(cost, fit_warning=warning)
 
-    def compare(self, other: ScenarioResult) -> list[dict[str, Any]]:
-        """This result (A) and ``other`` (B) side by side, see :func:`compare`."""
-        return compare(self, other)
+    def compare(self, other: ScenarioResult | Scenario) -> list[dict[str, Any]]:
+        """This result (A) and ``other`` (B, a result or a Scenario, evaluated with
+        :meth:`Scenario.evaluate`'s defaults) side by side, see :func:`compare`."""
+        return compare(self, _evaluated("other", other))
 
     def summary(self) -> str:
         """A few lines for people, with units."""
@@ -2029,14 +2030,35 @@ COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
+def _evaluated(name: str, value: Any) -> ScenarioResult:
+    """``value`` as a result to compare: a :class:`ScenarioResult` as it is, a
+    :class:`Scenario` evaluated with :meth:`Scenario.evaluate`'s defaults (as ``.evaluate()``
+    on it answers); anything else a TypeError naming the argument (a Scenario passed where its
+    result was meant failed inside with "'Scenario' object has no attribute 'ranks'")."""
+    if isinstance(value, ScenarioResult):
+        return value
+    if isinstance(value, Scenario):
+        return value.evaluate()
+    from ._checks import said
+
+    raise TypeError(
+        f"{name}: expected a ScenarioResult or a Scenario (call .evaluate() on a Scenario), "
+        f"got {type(value).__name__} {said(value)}"
+    )
+
+
+def compare(a: ScenarioResult | Scenario, b: ScenarioResult | Scenario) -> list[dict[str, Any]]:
     """Two evaluated scenarios side by side: one row per figure (:data:`COMPARE_ROWS`).
+
+    ``a`` and ``b``: a :class:`ScenarioResult`, or a :class:`Scenario`, evaluated with
+    :meth:`Scenario.evaluate`'s defaults.
 
     Each row: ``field``, ``label``, ``unit``, ``a``, ``b``, ``difference`` (``b - a``, None for
     text and booleans and where a side is unknown: NaN) and ``ratio`` (``b / a``, None where
     ``a`` is 0 or either side is not a number).
     ``tokens_per_gpu_s`` is ``tokens_per_s / ranks`` (what a GPU-hour buys).
     """
+    a, b = _evaluated("a", a), _evaluated("b", b)
     rows = []
     for field, label, unit in COMPARE_ROWS:
         if field == "tokens_per_gpu_s":
@@ -2066,10 +2088,11 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
+def compare_summary(a: ScenarioResult | Scenario, b: ScenarioResult | Scenario) -> str:
     """One sentence answering "A or B?": the faster per step (named only when the gap is larger
     than the expected error, :func:`costmodel.verdict.decide_scenarios`), tokens/s per GPU, and
-    what fits."""
+    what fits. ``a``, ``b``: results, or Scenarios evaluated as :func:`compare` takes them."""
+    a, b = _evaluated("a", a), _evaluated("b", b)
     fits = {True: "fits", False: "does NOT fit"}
     from .verdict import decide_scenarios, pct_pair, within_expected_error
 

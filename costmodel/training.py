@@ -655,6 +655,25 @@ def _positive(name: str, value: Any, unit: str = "", limit: Any = None) -> float
     return x
 
 
+def _recompute_extra(value: Any) -> float:
+    """``recompute_extra`` as a float in its range (:data:`costmodel._limits.RECOMPUTE_EXTRA`:
+    0..1/3 of forward + backward), else ValueError naming it; a string, a bool or None is
+    refused as not a number (``"0.3"`` is not read as 0.3)."""
+    from ._checks import refuse_unreal, said
+    from ._limits import RECOMPUTE_EXTRA
+
+    if isinstance(value, bool) or value is None or isinstance(value, str | bytes):
+        raise ValueError(f"recompute_extra: expected a number, got {said(value)}")
+    refuse_unreal("recompute_extra", value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"recompute_extra: expected a number, got {said(value)}") from None
+    if not RECOMPUTE_EXTRA.holds(x):
+        raise ValueError(f"recompute_extra: must be {RECOMPUTE_EXTRA.rule}, got {value!r}")
+    return x
+
+
 def training_cost(
     tokens: float | None = None,
     *,
@@ -695,7 +714,10 @@ def training_cost(
         number >= 1 (``4e6`` is; ``0.5`` is refused, a unit slip rather than a batch).
     step_time_s : float
         Time of one optimizer step [s]: predicted (``Scenario.evaluate().step_time_s``) or
-        measured (``measured=True``: then the MFU is what the measurement implies).
+        measured (``measured=True``: then the MFU is what the measurement implies). With
+        ``flops_per_token`` and ``peak_flops``, a step shorter than its work takes at the peak
+        (an MFU above 1) is refused either way, as ``costmodel train --step-time`` refuses it
+        (:func:`costmodel._checks.refuse_faster_than_peak`).
     ranks : int
         GPUs ``N`` the run holds (all of them are paid for).
     usd_per_gpu_hour, price
@@ -729,10 +751,11 @@ def training_cost(
         The name a refused step time is reported under: the argument the caller's user typed
         (``ScenarioResult.training_cost`` passes ``measured_step_time_s``).
     recompute_extra : float
-        Recomputation's extra work ``r`` over forward + backward [-]
-        (:func:`costmodel.strategy.compute.recompute_extra`: 1/3 under full): a measured step is
-        held to the peak's time for ``C_tok T_step (1 + r) / N`` FLOP per GPU, the FLOPs the
-        GPUs execute (the MFU reported stays of the model's FLOPs).
+        Recomputation's extra work ``r`` over forward + backward [-], in [0, 1/3]
+        (:func:`costmodel.strategy.compute.recompute_extra`: 1/3 under full, the most a second
+        forward adds): the step (measured or predicted) is held to the peak's time for
+        ``C_tok T_step (1 + r) / N`` FLOP per GPU, the FLOPs the GPUs execute (the MFU reported
+        stays of the model's FLOPs).
 
     Examples
     --------
@@ -857,30 +880,30 @@ def training_cost(
         )
     mfu = None
     c_tok = None
+    extra_r = _recompute_extra(recompute_extra)
     if flops_per_token is not None:
         c_tok = _positive("flops_per_token", flops_per_token, "FLOP")
         if peak_flops is not None:
             peak = _positive("peak_flops", peak_flops, "FLOP/s")
             mfu = c_tok * per / (t * ranks * peak)
-            if measured:  # faster than the GPUs' peak: a typo or a wrong unit
-                from ._checks import refuse_faster_than_peak
+            # faster than the GPUs' peak: a typo or a wrong unit, measured or handed in as a
+            # prediction alike (the CLI's --step-time and the API's step_time_s: one rule)
+            from ._checks import refuse_faster_than_peak
 
-                # one GPU's share of the work the GPUs execute, at its peak: the model's
-                # FLOPs and, under recomputation, its extra work r (a hardware FLOP
-                # utilisation then, PaLM appendix B), as a measured compute time is held to
-                extra_r = float(recompute_extra)
-                refuse_faster_than_peak(
-                    step_time_name,
-                    "step",
-                    t,
-                    c_tok * per / ranks * (1.0 + extra_r),
-                    peak,
-                    f"a step of at least {{}} for {per:,.0f} tokens on {ranks} GPUs"
-                    + (f" with recomputation's {extra_r:.0%} extra work" if extra_r > 0 else ""),
-                    "an MFU"
-                    if extra_r <= 0
-                    else "a hardware FLOP utilisation (recomputation counted)",
-                )
+            # one GPU's share of the work the GPUs execute, at its peak: the model's FLOPs
+            # and, under recomputation, its extra work r (a hardware FLOP utilisation then,
+            # PaLM appendix B), as a measured compute time is held to
+            refuse_faster_than_peak(
+                step_time_name,
+                "step",
+                t,
+                c_tok * per / ranks * (1.0 + extra_r),
+                peak,
+                f"a step of at least {{}} for {per:,.0f} tokens on {ranks} GPUs"
+                + (f" with recomputation's {extra_r:.0%} extra work" if extra_r > 0 else ""),
+                "an MFU" if extra_r <= 0 else "a hardware FLOP utilisation (recomputation counted)",
+                measured=measured,
+            )
     band = None
     if step_time_band_s is not None:
         if measured:

@@ -274,9 +274,11 @@ def test_min_ranks_is_the_integer_ceiling_at_large_counts(seed):
     1e-12 gave one rank too few (that did not fit) or one too many near whole quotients."""
     rng = random.Random(seed)
     for _ in range(300):
-        m = rng.choice([24e9, 40e9, 80e9, 96e9, 141e9])
+        # cards of tens of bytes: a count up to the ranks limit within the parameter limit
+        # (1e15, as every entry point holds it); 16 P up to ~1.4e13, past float's 2**53 slack
+        m = rng.choice([24e3, 40e3, 80e3, 96e3, 141e3])
         target = rng.randint(10**6, 10**9)
-        p = float(target * int(m) // 16 + rng.randint(-(10**7), 10**7))
+        p = float(target * int(m) // 16 + rng.randint(-(10**2), 10**2))
         want = -(-16 * int(p) // int(m))
         if want > 10**9:
             with pytest.raises(
@@ -288,19 +290,24 @@ def test_min_ranks_is_the_integer_ceiling_at_large_counts(seed):
 
 
 def test_exact_fits_are_not_rounded_up():
-    # k ranks of 80 GB hold exactly 16 x 5e9 k bytes: the answer is k, whatever the float sum
+    # k ranks of 80 kB hold exactly 16 x 5e3 k bytes: the answer is k, whatever the float sum
+    # (80 kB cards: the ranks limit within the parameter limit of 1e15)
     for k in [*range(1, 2000), 999_999_937, 10**9]:
-        assert memory.min_ranks(5e9 * k, 80e9) == k
+        assert memory.min_ranks(5e3 * k, 80e3) == k
 
 
 def test_min_ranks_at_the_ranks_limit_and_one_past_it():
-    assert memory.min_ranks(5e18, 80e9) == 10**9  # 16 x 5e18 B in 80 GB cards: 1e9, exactly
-    assert memory.training_memory(5e18, zero_stage=3, dp_ranks=10**9).total_bytes <= 80e9
-    # 4,096 parameters more (5e18 + 4096 is a float): 65,536 B over 1e9 ranks -> one rank more.
-    # The old slack answered 1e9, a count whose memory is over the card
-    p = 5e18 + 4096
-    assert memory.training_memory(p, zero_stage=3, dp_ranks=10**9).total_bytes > 80e9
-    msg = _refusal(lambda: memory.min_ranks(p, 80e9))
+    # 8 MB cards: the ranks limit within the parameter limit (1e15), no unit hint (>= 1 MB)
+    assert memory.min_ranks(5e14, 8e6) == 10**9  # 16 x 5e14 B in 8 MB cards: 1e9, exactly
+    # (the float breakdown sums to 8e6 within rounding; min_ranks' ceiling is in integers)
+    assert memory.training_memory(5e14, zero_stage=3, dp_ranks=10**9).total_bytes <= 8e6 * (
+        1 + 1e-12
+    )
+    # one parameter more: 16 B over 1e9 ranks -> one rank more (a float slack answered 1e9, a
+    # count whose memory is over the card)
+    p = 5e14 + 1
+    assert memory.training_memory(p, zero_stage=3, dp_ranks=10**9).total_bytes > 8e6
+    msg = _refusal(lambda: memory.min_ranks(p, 8e6))
     assert msg == (
         "memory_bytes: the fewest ranks that fit, 1,000,000,001, are past the ranks limit "
         f"({RANKS}); a larger memory_bytes or less unsharded memory fits in fewer"
@@ -308,11 +315,11 @@ def test_min_ranks_at_the_ranks_limit_and_one_past_it():
 
 
 def test_the_zero3_hint_of_a_refusal_is_exact_past_the_limit():
-    msg = _refusal(lambda: memory.min_ranks(5e18 + 4096, 80e9, zero_stage=1))
+    msg = _refusal(lambda: memory.min_ranks(5e14 + 1, 8e6, zero_stage=1))
     assert msg.endswith(
         "; `zero_stage` 3 needs 1,000,000,001 ranks, past the ranks limit of 1,000,000,000"
     )
-    msg = _refusal(lambda: memory.min_ranks(5e18, 80e9, zero_stage=1))
+    msg = _refusal(lambda: memory.min_ranks(5e14, 8e6, zero_stage=1))
     assert msg.endswith("; `zero_stage` 3 needs 1,000,000,000 ranks")
 
 

@@ -118,9 +118,12 @@ def test_an_overflow_is_one_value_error_and_no_runtime_warning(name: str, kind: 
     value = 1e308 if kind == "number" else np.array([1.0, 1e308])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a RuntimeWarning fails here
-        # or, for a message size, refused by its range (0..2**44 B) before it could overflow
+        # or, for a message size, refused by its range (0..2**44 B) before it could overflow,
+        # and a parameter count by its limit (0..1e15)
         with pytest.raises(
-            ValueError, match=r"is not finite \(overflow\) with |must be between 0 and 2\*\*44 B"
+            ValueError,
+            match=r"is not finite \(overflow\) with |must be between 0 and 2\*\*44 B"
+            r"|params: must be a parameter count in 0\.\.1e15",
         ):
             OVERFLOWS[name](value)
 

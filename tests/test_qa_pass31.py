@@ -117,7 +117,7 @@ def _node(**kw):
         ),
         (
             lambda: cm.GPU(**{**_GPU, "bf16_dense_flops": "1e30FLOP/s"}),
-            "allowed: (0 FLOP/s, 100 PFLOP/s] (got 1e+30)",
+            "allowed: [1 GFLOP/s, 1,000 PFLOP/s] (got 1e+30)",
         ),
         (
             lambda: cm.Link(**{**_LINK, "latency_s": "5s"}),

@@ -156,10 +156,10 @@ def test_prices_for_an_unknown_gpu_are_refused_with_the_gpu_presets():
     ("edit", "says"),
     [
         (('"400Gb/s"', '"1e30GB/s"'),
-         "datasheet_bandwidth_bytes_per_s: must be in (0 B/s, 100 TB/s], got '1e30GB/s'"),
+         "datasheet_bandwidth_bytes_per_s: must be in [1 MB/s, 1 PB/s], got '1e30GB/s'"),
         (('"400Gb/s"', '"-50GB/s"'), "datasheet_bandwidth_bytes_per_s: must be a finite rate in "
-         "B/s > 0, got '-50GB/s'; allowed: (0 B/s, 100 TB/s]"),
-        (('"400Gb/s"', '"0GB/s"'), "allowed: (0 B/s, 100 TB/s]"),
+         "B/s > 0, got '-50GB/s'; allowed: [1 MB/s, 1 PB/s]"),
+        (('"400Gb/s"', '"0GB/s"'), "allowed: [1 MB/s, 1 PB/s]"),
         (('"2.7us"', '"5s"'), "latency_s: must be in [0 s, 1 s], got '5s'"),
     ],
 )  # fmt: skip

@@ -143,14 +143,15 @@ def test_a_step_given_its_own_collective_times_has_no_link_to_check() -> None:
 
 @pytest.mark.parametrize("memory", [1e-300, 5e-324])
 def test_min_ranks_past_a_floats_range_is_one_value_error(memory: float) -> None:
-    """The fewest ranks (4.8e+311) overflowed float() in the message: OverflowError."""
-    with pytest.raises(ValueError, match=r"^memory_bytes: the fewest ranks that fit, [0-9.]+e\+3"):
+    """The fewest ranks (4.8e+311) overflowed float() in the message: OverflowError. A memory
+    below 1 B is now refused by the GPU-memory limit every entry point holds (1 B..16 TiB)."""
+    with pytest.raises(ValueError, match=r"^memory_bytes: must be a GPU memory in 1 B\.\.16 TiB"):
         cm.min_ranks(30e9, memory)
 
 
 def test_min_ranks_message_keeps_its_short_form_below_a_floats_range() -> None:
-    with pytest.raises(ValueError, match=r"fit, 4\.8e\+21, are past"):
-        cm.min_ranks(30e9, 1e-10)
+    with pytest.raises(ValueError, match=r"fit, 1\.6e\+16, are past"):
+        cm.min_ranks(1e15, 1.0)
 
 
 # --- a cluster argument that is no cluster ------------------------------------------------------

@@ -134,8 +134,9 @@ def test_min_ranks_names_its_own_argument_and_its_unit() -> None:
     )
     assert "dp_ranks" not in words
     assert words.endswith("; memory_bytes is in bytes: 80 B per GPU here (80 GB is 80e9)"), words
-    # a real card's memory: no unit hint, the count said exactly
-    words = _said(lambda: cm.min_ranks(5e18 + 4096, 80e9))
+    # a memory of 1 MB or more: no unit hint, the count said exactly (8 MB cards: the count
+    # within the parameter limit of 1e15)
+    words = _said(lambda: cm.min_ranks(5e14 + 1, 8e6))
     assert words.startswith("memory_bytes: the fewest ranks that fit, 1,000,000,001, are past")
     assert "is in bytes" not in words
     assert cm.min_ranks(30e9, 80e9) == 6

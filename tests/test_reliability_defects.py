@@ -192,7 +192,8 @@ def test_a_bad_value_is_a_value_error_nothing_else(call: Callable[[], Any]) -> N
 
 def test_max_params_with_huge_activations_is_zero() -> None:
     assert cm.max_params(80e9, activations_bytes=1e300) == 0.0
-    assert cm.max_params(np.array([80e9, 1e301]), activations_bytes=1e300).tolist()[0] == 0.0
+    # the largest GPU memory the limits take (16 TiB; 1e301 B is refused as memory_bytes)
+    assert cm.max_params(np.array([80e9, 2.0**44]), activations_bytes=1e300).tolist() == [0.0, 0.0]
 
 
 def test_bool_is_refused_like_in_allreduce_time() -> None:

@@ -112,7 +112,7 @@ def test_compare_refuses_a_hand_edited_calibration_as_cluster_does(
         ("host_floor_scale", "1e300", ["fabric.host_floor_scale", "(0, 1,000]"]),
         ("host_floor_scale", "-2.0", ["fabric.host_floor_scale", "(0, 1,000]"]),
         ("latency_s", '"-4e-06s"', ["fit.latency_s", "[0 s, 1 s]"]),
-        ("bandwidth_bytes_per_s", '"0B/s"', ["fit.bandwidth_bytes_per_s", "(0 B/s, 100 TB/s]"]),
+        ("bandwidth_bytes_per_s", '"0B/s"', ["fit.bandwidth_bytes_per_s", "[1 MB/s, 1 PB/s]"]),
     ],
 )
 def test_compare_names_the_file_key_and_range_in_one_line(

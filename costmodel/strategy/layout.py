@@ -43,6 +43,7 @@ from pydantic import (
 from .._limits import LIMITS, validation_parts
 from ..hardware import (
     DEFAULT_GPUS_PER_NODE,
+    FlagOrNone,
     OneLineModel,
     OneLineValidationError,
     default_ranks,
@@ -278,12 +279,12 @@ class Layout(OneLineModel):
         ge=1,
         description="hsdp: ranks that shard one replica (default one node); must divide ranks",
     )
-    reshard_after_forward: bool | None = Field(
+    reshard_after_forward: FlagOrNone = Field(
         None,
         description="fsdp/hsdp: free the gathered parameters after forward (default True: "
         "FULL_SHARD); False keeps them to backward (SHARD_GRAD_OP)",
     )
-    gradient_as_bucket_view: bool | None = Field(
+    gradient_as_bucket_view: FlagOrNone = Field(
         None,
         description="ddp: gradients are views into DDP's all-reduce buckets, so no bucket copy "
         "of them is held (default False, PyTorch's gradient_as_bucket_view)",

@@ -1057,7 +1057,7 @@ def _training_memory(params: float | None, kw: dict[str, Any]) -> Any:
     values = tuple(rest.values())
     plain = all([isinstance(v, _SCALARS) for v in values])
     if not plain or isinstance(params, bool):
-        return M.training_memory(params, **kw)
+        return M._training_memory(params, **kw)  # unbounded: the searches reach any count
     named = isinstance(arch, str)
     key = (  # the names, values and their types (1, 1.0 and True are not one key)
         type(params),
@@ -1070,7 +1070,7 @@ def _training_memory(params: float | None, kw: dict[str, Any]) -> Any:
     hit = _BASE.get(key)
     if hit is not None and (named or hit[0] is arch):
         return hit[1]
-    base = M.training_memory(params, **kw)
+    base = M._training_memory(params, **kw)
     if len(_BASE) >= _BASE_KEPT:
         _BASE.clear()
     _BASE[key] = (arch, base)
