@@ -193,7 +193,7 @@ def no_sync_not_applied(strategy: str, accumulation: int, no_sync: bool) -> str 
     :data:`NO_SYNC_STRATEGIES`), or None. The one text of the step's ``notes``.
 
     >>> no_sync_not_applied("fsdp", 4, True)[:60]
-    'no_sync: not applied to fsdp, which reduce-scatters the gradi'
+    'no_sync: not applied to fsdp, which reduce-scatters the grad'
     >>> no_sync_not_applied("ddp", 4, True) is None, no_sync_not_applied("fsdp", 1, True) is None
     (True, True)
     """
