@@ -1118,9 +1118,11 @@ def window_note(arch: str | Architecture | None, sequence_length: object) -> str
     )
     return (
         f"{a.name} attends through a sliding window {w:,} tokens wide in {where}: attention "
-        f"FLOPs are priced on the keys each query attends, min(position, {w:,}), "
-        f"{windowed_span(seq, w):,.0f} per query where full attention counts {seq:,} "
-        "(Mistral 7B, arXiv:2310.06825); activation memory is as without it (FlashAttention "
+        f"FLOPs are priced on the keys each query attends, min(position, {w:,}): "
+        f"{windowed_span(seq, w) / seq:.3g} of full attention's (PaLM's count, {seq:,} keys "
+        f"per query, becomes {windowed_span(seq, w):,.0f}; with the causal mask a query "
+        f"attends {windowed_span(seq, w) / 2:,.0f} keys on average where full attention has "
+        f"{seq / 2:,.0f}; Mistral 7B, arXiv:2310.06825); activation memory is as without it (FlashAttention "
         "stores no score matrix either way)"
     )
 

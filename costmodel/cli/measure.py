@@ -1894,7 +1894,8 @@ def calibrate(
     host lines, its launch line or a bundled run's index, said on stderr with the reader's
     warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
     preset. A folder of logs is read as validate compare reads it (a file that does not read is
-    named on stderr and left out of the fit). Rows measured on CPUs (gloo) are refused with
+    named on stderr and left out of the fit; the preset is written and the command exits 1, as
+    validate compare does). Rows measured on CPUs (gloo) are refused with
     --cluster: calibrate them without it.
 
     Example (the rows `validate torch`'s example measures on CPUs, so no --cluster):

@@ -187,10 +187,14 @@ class LogRead:
         ran = values("nccl_algo")
         if ran:
             stated.append(f"algorithm {', '.join(ran)} (NCCL_DEBUG lines)")
-        pinned = values("algo_env")
-        if pinned and "algorithm" not in guessed:
-            where = env_sources(rows, "NCCL_ALGO")
-            stated.append(f"NCCL_ALGO {', '.join(pinned)}" + (f" ({where})" if where else ""))
+        for column, name in (("algo_env", "NCCL_ALGO"), ("proto_env", "NCCL_PROTO")):
+            pinned = values(column)
+            where = env_sources(rows, name)
+            # a value the user set (validate compare --algo) is said by assumed_lines, not
+            # here: only what a line of the file set, or a bundled run's index, is read
+            if not pinned or "algorithm" in guessed or (name in guessed and not where):
+                continue
+            stated.append(f"{name} {', '.join(pinned)}" + (f" ({where})" if where else ""))
         return stated
 
 

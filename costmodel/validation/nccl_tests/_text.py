@@ -597,6 +597,7 @@ def read_lines(
         (i for i in range(len(lines), 0, -1) if _strip_prefix(lines[i - 1]).strip()), 0
     )
     in_meta = True
+    continued: list[str] = []  # the lines so far of a command continued with a backslash
     for lineno, raw in enumerate(lines, start=1):
         if len(raw) > MAX_LINE_CHARS:
             raise NcclTestsParseError(
@@ -616,10 +617,19 @@ def read_lines(
                 or stripped.lstrip("#").strip().startswith(_TABLE_STARTS)
             ):
                 in_meta = False
-        if not in_meta and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(raw):
-            parser.launch_lines.append(_strip_prefix(raw))
-        if "NCCL_" in raw:
-            _pinned_env(parser.line_env, _strip_prefix(raw).strip(), in_meta)
+        # a command continued over lines with a trailing backslash (as launch commands are
+        # pasted) is read as the one line the shell runs, once its last line is read
+        command = _strip_prefix(raw).rstrip()
+        if command.endswith("\\") and len(continued) < _MAX_CONTINUED:
+            continued.append(command[:-1].strip())
+            command = ""
+        elif continued:
+            command = " ".join((*continued, command.strip()))
+            continued.clear()
+        if not in_meta and command and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(command):
+            parser.launch_lines.append(command)
+        if "NCCL_" in command:
+            _pinned_env(parser.line_env, command.strip(), in_meta)
         if not in_meta and (warn := _NCCL_WARN_RE.search(raw)):
             parser.nccl_warns.append((lineno, warn.group(0).strip()))
         if not in_meta and _TEST_FAILURE_RE.search(_strip_prefix(raw)):
@@ -667,6 +677,12 @@ def read_lines(
 _ASSIGN_RE = re.compile(
     r"""(?<![\w$])(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))=(['"]?)([\w,^;:]+)\2"""
 )
+#: MPICH's and Intel MPI's ``-genv NAME VALUE`` / ``-env NAME VALUE`` (a space, not ``=``)
+_GENV_RE = re.compile(
+    r"(?:^|\s)--?g?env\s+(NCCL_(?:ALGO|PROTO|NVLS_ENABLE|COLLNET_ENABLE))\s+(['\"]?)([\w,^;:]+)\2"
+)
+#: the most lines of one backslash-continued command read as one (a launch line and its options)
+_MAX_CONTINUED = 32
 _RUNNER_ENV_RE = re.compile(r"^#\s*costmodel runner env:\s")
 _EXPORT_RE = re.compile(r"^(?:[+$>]+\s*)?export\s")
 _BINARY_RE_OF_LINE = re.compile(r"\w+_perf(?:_mpi)?(?:\s|$)")
@@ -687,6 +703,9 @@ def _pinned_env(found: dict[str, tuple[str, str]], line: str, in_meta: bool) -> 
     >>> _pinned_env(f, "export NCCL_PROTO='Simple'", False)
     >>> f
     {'NCCL_ALGO': ('Ring', 'the launch line'), 'NCCL_PROTO': ('Simple', 'an export line')}
+    >>> _pinned_env(f3 := {}, "mpiexec -n 16 -genv NCCL_ALGO Tree ./all_reduce_perf", False)
+    >>> f3
+    {'NCCL_ALGO': ('Tree', 'the launch line')}
     >>> _pinned_env(f2 := {}, "# note: NCCL_ALGO=Tree ran slower (all_reduce_perf)", True)
     >>> f2
     {}
@@ -703,5 +722,5 @@ def _pinned_env(found: dict[str, tuple[str, str]], line: str, in_meta: bool) -> 
         where = "the command line"
     else:
         return
-    for match in _ASSIGN_RE.finditer(line):
+    for match in (*_ASSIGN_RE.finditer(line), *_GENV_RE.finditer(line)):
         found.setdefault(match.group(1), (match.group(3), where))
